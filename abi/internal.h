@@ -1,0 +1,51 @@
+/*
+ * Internal cross-file declarations of the core library. Internal names start
+ * with rmsi_ and are hidden by -fvisibility=hidden and abi/rmsnorm.map.
+ */
+#ifndef RMSNORM_ABI_INTERNAL_H
+#define RMSNORM_ABI_INTERNAL_H
+
+#include "rmsnorm.h"
+#include "rmsnorm_backend.h"
+
+#if defined(__AVX512F__) && !defined(RMSNORM_SIMD_FILE)
+#error "AVX-512 flags leaked into a baseline file: only simd/ kernels may use them"
+#endif
+
+/* Built-in backends. The ref table always exists. The avx512 table is NULL when
+ * the CPU or the OS lacks AVX-512 state (cpuid + xgetbv, simd/cpu_x86.c). */
+const rmsnorm_backend *rmsi_ref_backend(void);
+const rmsnorm_backend *rmsi_avx512_backend(void);
+
+/* CPU helpers shared by the host backends (ref/host_memory.c): host memory,
+ * probes and the monotonic-clock timer, so simd/ fills its table with the same. */
+rmsnorm_status rmsi_host_mem_alloc(size_t bytes, void **p);
+rmsnorm_status rmsi_host_mem_free(void *p);
+rmsnorm_status rmsi_host_mem_copy(void *dst, const void *src, size_t bytes, rmsnorm_copy_dir dir,
+                                  void *stream);
+rmsnorm_status rmsi_host_synchronize(void *stream);
+rmsnorm_status rmsi_host_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
+                               size_t bytes, void *stream);
+rmsnorm_status rmsi_host_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
+                                     void *stream, double *seconds);
+rmsnorm_status rmsi_host_describe(char *buf, size_t n);
+
+/* Argument checking (abi/validate.c): the one place every public call goes
+ * through. They normalise the caller's struct (full size, unknown
+ * fields zero) in *a and return the first failing check. ws_needed is the backend's
+ * workspace requirement (ignored when dweight is NULL). */
+rmsnorm_status rmsi_validate_forward(const rmsnorm_backend *be, const rmsnorm_forward_args *in,
+                                     rmsnorm_forward_args *a);
+rmsnorm_status rmsi_validate_backward(const rmsnorm_backend *be, const rmsnorm_backward_args *in,
+                                      rmsnorm_backward_args *a);
+
+/* Debug builds assert can't-happen conditions; release builds still handle
+ * them (return a status), in the manner of SQLite's ALWAYS/NEVER. */
+#ifdef NDEBUG
+#define RMSI_NEVER(cond) (cond)
+#else
+#include <assert.h>
+#define RMSI_NEVER(cond) ((cond) ? (assert(!(cond)), 1) : 0)
+#endif
+
+#endif /* RMSNORM_ABI_INTERNAL_H */

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Everything a change must pass: build, every test, lint, sanitizers, the ABI
+# check, a bounded fuzz run, the CUDA plugin compile (where nvcc exists), the
+# HIP compile + ISA gate, and the Python binding tests. .ci/run calls this.
+# FUZZ_SECONDS (default 60) bounds each fuzzer in fuzz-smoke.
+set -eu
+cd "$(dirname "$0")/.."
+tools/deps.sh check
+PATH="$PATH:/usr/local/cuda/bin"
+export PATH
+
+steps=0
+step() {
+  echo "== $*"
+  "$@"
+  steps=$((steps + 1))
+}
+
+step ninja
+step ninja test
+# cmocka's own counts, summed over the suites the run above executed
+cat build/tests/*.log build/bench/*.log 2>/dev/null | awk '
+  /\[  PASSED  \] [0-9]+ test/ { p += $4 }
+  /\[  FAILED  \] [0-9]+ test/ { f += $4 }
+  /\[  SKIPPED \] [0-9]+ test/ { s += $4 }
+  END { printf "cmocka: %d passed, %d failed, %d skipped\n", p, f, s }'
+step ninja lint
+step ninja asan
+step ninja abi-check
+step ninja fuzz-smoke
+if command -v nvcc >/dev/null 2>&1; then
+  step ninja cuda
+else
+  echo "== SKIP ninja cuda: no nvcc on this machine"
+fi
+step ninja hip-check
+step ninja pytest
+echo "check: $steps passed, 0 failed"
