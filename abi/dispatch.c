@@ -34,9 +34,7 @@ void rmsi_log(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     (void)fputs("rmsnorm: ", stderr);
-    /* clang-analyzer 14 misreads va_start on x86-64 (its valist checker does not
-     * model __builtin_va_start there); ap is initialised on the line above. */
-    (void)vfprintf(stderr, fmt, ap); /* NOLINT(clang-analyzer-valist.Uninitialized) */
+    (void)vfprintf(stderr, fmt, ap);
     (void)fputc('\n', stderr);
     va_end(ap);
 }

@@ -164,7 +164,8 @@ typedef struct rmsnorm_backward_args {
     rmsnorm_matrix dx;         /* out, dtype T; may coincide exactly with dy */
     rmsnorm_matrix dresidual;  /* optional, dtype T: added into dx */
     float *dweight;            /* optional out [cols] fp32; needs weight */
-    void *workspace;           /* needed when dweight is given */
+    void *workspace;           /* needed when dweight is given; 16-byte aligned
+                                  (rmsnorm_mem_alloc memory always is) */
     size_t workspace_bytes;
 } rmsnorm_backward_args;
 
@@ -224,7 +225,8 @@ RMSNORM_API rmsnorm_status rmsnorm_backward_workspace_size(const rmsnorm_backend
  * ones, NULL meaning the default stream). All pointers in the args are in the
  * backend's memory space. Device backends return once the work is queued.
  * Returns RMSNORM_OK or the first failing check's status; a rejected call writes
- * nothing. */
+ * nothing. PER_BLOCK_128 with cols % 128 != 0 is RMSNORM_ERR_BAD_SHAPE; docs/abi.md
+ * lists every check in order. */
 RMSNORM_API rmsnorm_status rmsnorm_forward(const rmsnorm_backend *be, const rmsnorm_forward_args *args,
                                            void *stream);
 RMSNORM_API rmsnorm_status rmsnorm_backward(const rmsnorm_backend *be,

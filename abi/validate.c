@@ -4,6 +4,7 @@
  * written. Backends then assume valid arguments (abi/rmsnorm_backend.h).
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -93,20 +94,24 @@ static int same_view(const rmsnorm_matrix *a, const rmsnorm_matrix *b)
     return a->data == b->data && a->row_stride == b->row_stride && a->dtype == b->dtype;
 }
 
-/* Copies a caller's struct of any size into a zeroed full-size one. */
-static rmsnorm_status normalise_struct(const void *in, size_t known, void *out)
+/* The sizes of the first released (1.0) structs. A caller compiled against any
+ * release from 1.0 on passes at least this much; a later release that appends
+ * fields keeps these constants, and its callers' missing fields read as zero. */
+#define FORWARD_ARGS_V1_0_SIZE (offsetof(rmsnorm_forward_args, scale) + sizeof(float *))
+#define BACKWARD_ARGS_V1_0_SIZE (offsetof(rmsnorm_backward_args, workspace_bytes) + sizeof(size_t))
+
+/* Copies a caller's struct of any accepted size into a zeroed full-size one. */
+static rmsnorm_status normalise_struct(const void *in, size_t first_released, size_t known, void *out)
 {
     size_t caller = *(const size_t *)in; /* struct_size is the first member of every args struct */
     memset(out, 0, known);
-    if (caller < known) /* 1.0 is the first release: nothing smaller exists yet */
+    if (caller < first_released || caller > MAX_STRUCT_SIZE)
         return RMSNORM_ERR_BAD_STRUCT_SIZE;
-    if (caller > MAX_STRUCT_SIZE)
-        return RMSNORM_ERR_BAD_STRUCT_SIZE;
-    const unsigned char *tail = (const unsigned char *)in + known;
-    for (size_t i = 0; i < caller - known; i++)
-        if (tail[i] != 0)
+    const unsigned char *tail = (const unsigned char *)in;
+    for (size_t i = known; i < caller; i++)
+        if (tail[i] != 0) /* a newer caller asks for something this library does not know */
             return RMSNORM_ERR_BAD_STRUCT_SIZE;
-    memcpy(out, in, known);
+    memcpy(out, in, caller < known ? caller : known);
     *(size_t *)out = known;
     return RMSNORM_OK;
 }
@@ -200,7 +205,7 @@ rmsnorm_status rmsi_validate_forward(const rmsnorm_backend *be, const rmsnorm_fo
         return RMSNORM_ERR_BACKEND_UNAVAILABLE;
     if (in == NULL || a == NULL)
         return RMSNORM_ERR_NULL_POINTER;
-    rmsnorm_status st = normalise_struct(in, sizeof *a, a);
+    rmsnorm_status st = normalise_struct(in, FORWARD_ARGS_V1_0_SIZE, sizeof *a, a);
     if (st != RMSNORM_OK)
         return st;
     if ((be->caps & RMSNORM_CAP_FORWARD) == 0)
@@ -313,7 +318,7 @@ rmsnorm_status rmsi_validate_backward(const rmsnorm_backend *be, const rmsnorm_b
         return RMSNORM_ERR_BACKEND_UNAVAILABLE;
     if (in == NULL || a == NULL)
         return RMSNORM_ERR_NULL_POINTER;
-    rmsnorm_status st = normalise_struct(in, sizeof *a, a);
+    rmsnorm_status st = normalise_struct(in, BACKWARD_ARGS_V1_0_SIZE, sizeof *a, a);
     if (st != RMSNORM_OK)
         return st;
     if ((be->caps & RMSNORM_CAP_BACKWARD) == 0)

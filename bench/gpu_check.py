@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Quick correctness sweep of the "cuda" backend through the C ABI (ctypes +
+PyTorch tensors), against an fp64 evaluation of docs/numerics.md. It covers
+the paths the ladder selects (register-cached, multi-pass 16-byte and narrow),
+the fusions, the three quant modes, in-place aliasing, CUDA-graph capture and
+dw determinism. The cmocka tests are the real oracle; this is the smoke test a
+device session runs first.
+
+    python3 bench/gpu_check.py [--lib build/librmsnorm.so]
+"""
+import argparse
+import ctypes as C
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers as P  # noqa: E402
+import rmsnorm_ctypes as R  # noqa: E402
+
+TD = {torch.float32: R.F32, torch.float16: R.F16, torch.bfloat16: R.BF16}
+FAILS = []
+
+
+def ok(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        FAILS.append(what)
+
+
+def strided(rows, cols, dt, pad=0, off=0):
+    """A [rows, cols] view with row stride cols + pad, starting off elements in."""
+    base = torch.randn(rows * (cols + pad) + off + 8, dtype=torch.float32, device="cuda").to(dt)
+    return base[off:off + rows * (cols + pad)].view(rows, cols + pad)[:, :cols]
+
+
+def ref_forward(x, r, w, off, eps, llama, dt):
+    h = x.float() + r.float() if r is not None else x.float()
+    h = h.to(dt).double()
+    rstd = 1.0 / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + eps)
+    n = h * rstd
+    if llama:
+        n = n.to(dt).double()
+    v = n * (w.double() + off) if w is not None else n
+    return h, rstd.squeeze(-1), v
+
+
+def fwd_case(ours, rows, cols, dt, wdt=None, res=False, hout=True, llama=False, off=0.0, pad=0, xoff=0,
+             quant=R.Q_NONE, fp8=R.F8_E4M3, ub=0.0, inplace=False, pow2=False):
+    x = strided(rows, cols, dt, pad, xoff)
+    r = strided(rows, cols, dt, pad, xoff) if res else None
+    w = (torch.rand(cols, device="cuda") + 0.5).to(wdt or dt)
+    h = torch.full((rows, cols), float("nan"), dtype=dt, device="cuda") if (res and hout) else None
+    y = x if inplace else torch.full((rows, cols), float("nan"), dtype=dt, device="cuda")
+    rstd = torch.full((rows,), float("nan"), device="cuda")
+    hr, rr, v = ref_forward(x, r, w, off, 1e-6, llama, dt)
+    a = ours.fwd_args(x, w, y, res=r, h=h, rstd=rstd)
+    a.weight_dtype = TD[wdt or dt]
+    a.weight_offset = off
+    a.flags = (R.ROUND_LLAMA if llama else 0) | (R.SCALE_POW2 if pow2 else 0)
+    q = s = None
+    if quant != R.Q_NONE:
+        q = torch.full((rows, cols), 0x55, dtype=torch.uint8, device="cuda")
+        if quant == R.Q_TENSOR:
+            s = torch.tensor([0.05], device="cuda")
+        elif quant == R.Q_TOKEN:
+            s = torch.full((rows,), float("nan"), device="cuda")
+        else:
+            s = torch.full(((cols // 128) * ((rows + 3) // 4 * 4),), float("nan"), device="cuda")
+        a.quant_mode = quant
+        a.q = R.mat(q, fp8)
+        a.scale = s.data_ptr()
+        a.scale_ub = ub
+    tag = "fwd %s %dx%d pad%d off%d res%d llama%d w%s q%d fp8=%d inplace%d" % (
+        str(dt)[6:], rows, cols, pad, xoff, res, llama, str(wdt or dt)[6:], quant, fp8, inplace)
+    ours.fwd(a)
+    torch.cuda.synchronize()
+    if h is not None:
+        ok(torch.equal(h.float(), hr.float()), tag + " h bit-exact")
+    ok(((rstd.double() - rr).abs() <= 1e-5 * rr).all().item(), tag + " rstd")
+    yy = y.double()
+    tol = (v.abs() * (2.0 ** -7 if dt == torch.bfloat16 else 2.0 ** -10 if dt == torch.float16 else 1e-6)
+           + 1e-5 * v.abs() + 1e-30)
+    if llama:
+        tol = tol * 2 + (w.double() + off).abs() * tol
+    ok(((yy - v).abs() <= tol).all().item(), tag + " y")
+    if quant != R.Q_NONE:
+        fmax = {R.F8_E4M3: 448.0, R.F8_E5M2: 57344.0, R.F8_E4M3FNUZ: 240.0}[fp8]
+        tdt = {R.F8_E4M3: torch.float8_e4m3fn, R.F8_E5M2: torch.float8_e5m2,
+               R.F8_E4M3FNUZ: torch.float8_e4m3fnuz}[fp8]
+        dec = q.view(tdt).double()
+        if quant == R.Q_TENSOR:
+            sc = s.double().expand(rows, cols)
+        elif quant == R.Q_TOKEN:
+            amax = yy.abs().amax(-1) if False else v.abs().amax(-1)
+            if ub > 0:
+                amax = amax.clamp(max=ub)
+            sref = torch.maximum(amax / fmax, torch.full_like(amax, 1.0 / (fmax * 512)))
+            if not pow2:
+                ok(((s.double() - sref).abs() <= 1e-5 * sref).all().item(), tag + " token scales")
+            sc = s.double()[:, None].expand(rows, cols)
+        else:
+            nb, rp = cols // 128, (rows + 3) // 4 * 4
+            sm = s.view(nb, rp)[:, :rows].t().double()
+            amax = v.view(rows, nb, 128).abs().amax(-1)
+            sref = torch.maximum(amax / fmax, torch.full_like(amax, 1.0 / (fmax * 512)))
+            if not pow2:
+                ok(((sm - sref).abs() <= 1e-5 * sref).all().item(), tag + " block scales")
+            else:
+                ok(bool((torch.log2(sm) == torch.round(torch.log2(sm))).all()), tag + " pow2 scales")
+            if rp > rows:
+                ok(torch.isnan(s.view(nb, rp)[:, rows:]).all().item(), tag + " scale padding untouched")
+            sc = sm.repeat_interleave(128, dim=1)
+        target = (v / sc).clamp(-fmax, fmax)
+        err = (dec - target).abs()
+        ok((err <= target.abs() * 0.126 + 2.0 ** -9 * (1 if fp8 != R.F8_E5M2 else 2 ** 6)).all().item(),
+           tag + " q within one code")
+
+
+def bwd_case(ours, rows, cols, dt, wdt=None, pad=0, xoff=0, saved=True, dres=False, llama=False, off=0.0):
+    x = strided(rows, cols, dt, pad, xoff)
+    dy = strided(rows, cols, dt, pad, xoff)
+    w = (torch.rand(cols, device="cuda") + 0.5).to(wdt or dt)
+    dr = strided(rows, cols, dt, pad, xoff) if dres else None
+    dx = torch.full((rows, cols), float("nan"), dtype=dt, device="cuda")
+    dw = torch.full((cols,), float("nan"), device="cuda")
+    wsb = ours.ws_bytes(rows, cols)
+    ws = torch.full((max(wsb // 4, 4),), float("nan"), device="cuda")
+    xd = x.double()
+    rstd_d = 1.0 / torch.sqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6)
+    rstd = rstd_d.squeeze(-1).float().contiguous()
+    a = ours.bwd_args(dy, x, w, rstd if saved else None, dx, dw, ws, dres=dr)
+    a.weight_dtype = TD[wdt or dt]
+    a.weight_offset = off
+    a.flags = R.ROUND_LLAMA if llama else 0
+    a.workspace_bytes = ws.numel() * 4
+    tag = "bwd %s %dx%d pad%d off%d saved%d dres%d llama%d" % (str(dt)[6:], rows, cols, pad, xoff, saved, dres, llama)
+    ours.bwd(a)
+    torch.cuda.synchronize()
+    weff = w.double() + off
+    n = xd * rstd_d
+    g = dy.double() * weff
+    c = (g * n).mean(-1, keepdim=True)
+    dxr = rstd_d * (g - n * c) + (dr.double() if dres else 0)
+    m = n.to(dt).double() if llama else n
+    dwr = (dy.double() * m).sum(0)
+    ulp = 2.0 ** -8 if dt == torch.bfloat16 else 2.0 ** -11 if dt == torch.float16 else 2.0 ** -24
+    tol = dxr.abs() * ulp + 2e-5 * rstd_d * (g.abs() + n.abs() * (g * n).abs().mean(-1, keepdim=True)) + 1e-30
+    ok(((dx.double() - dxr).abs() <= tol * 2).all().item(), tag + " dx")
+    rel = ((dw.double() - dwr).norm() / (dwr.norm() + 1e-30)).item()
+    ok(rel <= (1e-3 if llama else 1e-5), tag + " dw rel %.1e" % rel)
+    first = dw.clone()
+    same = True
+    for _ in range(3):
+        ws.fill_(float("nan"))
+        dw.fill_(float("nan"))
+        ours.bwd(a)
+        torch.cuda.synchronize()
+        same = same and torch.equal(dw.view(torch.int32), first.view(torch.int32))
+    ok(same, tag + " dw bitwise repeatable")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default="build/librmsnorm.so")
+    args = ap.parse_args()
+    torch.manual_seed(1)
+    ours = P.Ours(args.lib)
+    bf, hf, f32 = torch.bfloat16, torch.float16, torch.float32
+    # forward: register path over widths, dtypes, weights, fusions
+    for dt in (bf, hf, f32):
+        for cols in (8, 512, 4096, 5120, 16384):
+            fwd_case(ours, 37, cols, dt, res=True)
+        fwd_case(ours, 3, 4096, dt, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 5, 4096, bf, res=True, hout=False)
+    fwd_case(ours, 64, 2048, bf, res=True, inplace=True)
+    # multi-pass: wide rows (16-byte) and misaligned / odd strides (narrow)
+    fwd_case(ours, 3, 262144, bf, res=True)
+    fwd_case(ours, 2, 100003, f32)
+    fwd_case(ours, 9, 4096, bf, pad=3, xoff=1, res=True)
+    fwd_case(ours, 9, 1000, hf, pad=1)
+    # quant modes
+    for fp8 in (R.F8_E4M3, R.F8_E5M2, R.F8_E4M3FNUZ):
+        fwd_case(ours, 7, 4096, bf, quant=R.Q_TENSOR, fp8=fp8)
+        fwd_case(ours, 7, 4096, bf, res=True, quant=R.Q_TOKEN, fp8=fp8, ub=1.5)
+        fwd_case(ours, 7, 1152, bf, res=True, quant=R.Q_BLOCK, fp8=fp8)
+    fwd_case(ours, 5, 32768, bf, res=True, quant=R.Q_BLOCK)
+    fwd_case(ours, 6, 4096, f32, quant=R.Q_BLOCK, pow2=True)
+    fwd_case(ours, 6, 1152, hf, pad=128, xoff=3, quant=R.Q_BLOCK)
+    fwd_case(ours, 6, 5000, hf, pad=0, xoff=3, quant=R.Q_TOKEN, fp8=R.F8_E5M2)
+    # backward
+    for dt in (bf, hf, f32):
+        for cols in (512, 4096, 8192):
+            bwd_case(ours, 300, cols, dt)
+        bwd_case(ours, 33, 4096, dt, wdt=f32, saved=False, dres=True, llama=True, off=1.0)
+    bwd_case(ours, 7, 65536, bf)
+    bwd_case(ours, 17, 1000, hf, pad=3, xoff=1)
+    bwd_case(ours, 4096, 4096, bf)
+    # rows = 0 writes dw = 0
+    dw = torch.full((64,), float("nan"), device="cuda")
+    e = torch.empty(0, 64, dtype=bf, device="cuda")
+    a = ours.bwd_args(e, e, torch.ones(64, dtype=bf, device="cuda"), None, e, dw,
+                      torch.empty(16, dtype=torch.uint8, device="cuda"))
+    try:
+        ours.bwd(a)
+        torch.cuda.synchronize()
+        ok(bool((dw == 0).all()), "bwd rows=0 dw zeros")
+    except RuntimeError as ex:
+        ok(False, "bwd rows=0: %s" % ex)
+    # CUDA graph capture of a forward and a backward
+    x = torch.randn(256, 4096, dtype=bf, device="cuda")
+    w = torch.ones(4096, dtype=bf, device="cuda")
+    y = torch.empty_like(x)
+    fa = ours.fwd_args(x, w, y)
+    t = P.median_graph_time([lambda: ours.fwd(fa)], target_ms=0.2, replays=3)
+    ok(t > 0 and torch.allclose(y.float(), torch.nn.functional.rms_norm(x.float(), (4096,), w.float(), 1e-6),
+                                rtol=1e-2, atol=1e-2), "graph-captured forward (%.1f us)" % (t * 1e6))
+    print("FAILED %d" % len(FAILS) if FAILS else "ALL OK", flush=True)
+    sys.exit(1 if FAILS else 0)
+
+
+if __name__ == "__main__":
+    main()

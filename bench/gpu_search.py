@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Launch-config search for the "cuda" backend, from Python: for each shape,
+time every config that config_enumerate lists (pinned through config_set) and
+report the ladder's pick against the best. A stand-in for, and cross-check of,
+rmsnorm-bench --config-search.
+
+The plugin's table is reached by calling its entry point directly through
+ctypes: the core dlopened the same file, so both see the same pin.
+
+    python3 bench/gpu_search.py [--shapes 4096x4096,32768x8192] [--op fwd,bwd]
+"""
+import argparse
+import ctypes as C
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers as P  # noqa: E402
+import rmsnorm_ctypes as R  # noqa: E402
+
+# struct rmsnorm_backend: 40 bytes of header, then 14 function pointers
+# (forward, backward, workspace, alloc, free, copy, sync, probe, time_region,
+# describe, device_busy, config_set, config_describe, config_enumerate).
+SET_FN = C.CFUNCTYPE(C.c_int32, C.c_char_p)
+DESC_FN = C.CFUNCTYPE(C.c_int32, C.c_int32, C.c_int64, C.c_int64, C.c_int32, C.c_char_p, C.c_size_t)
+ENUM_FN = C.CFUNCTYPE(C.c_int32, C.c_int32, C.c_int64, C.c_int64, C.c_int32, C.c_int, C.c_char_p, C.c_size_t)
+
+
+def plugin_table(path):
+    lib = C.CDLL(os.path.abspath(path))
+    table = C.c_void_p()
+    lib.rmsnorm_plugin_init.argtypes = [C.c_uint32, C.POINTER(C.c_void_p)]
+    st = lib.rmsnorm_plugin_init(1, C.byref(table))
+    if st != 0:
+        raise RuntimeError("plugin init: %d" % st)
+    fp = C.cast(table, C.POINTER(C.c_void_p))
+    base = 40 // 8
+    return (SET_FN(fp[base + 11]), DESC_FN(fp[base + 12]), ENUM_FN(fp[base + 13]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default="build/librmsnorm.so")
+    ap.add_argument("--plugin", default="build/librmsnorm_cuda.so")
+    ap.add_argument("--shapes", default="1x8192,32x4096,1024x4096,4096x4096,16384x5120,32768x8192,65536x2048")
+    ap.add_argument("--op", default="fwd,bwd")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    ours = P.Ours(args.lib)
+    cset, cdesc, cenum = plugin_table(args.plugin)
+    out = []
+    buf = C.create_string_buffer(128)
+    for op in args.op.split(","):
+        for shp in args.shapes.split(","):
+            rows, cols = (int(v) for v in shp.split("x"))
+            opc = 0 if op == "fwd" else 1
+            cset(b"auto")
+            cdesc(opc, rows, cols, R.BF16, buf, 128)
+            ladder = buf.value.decode()
+            x = torch.randn(rows, cols, dtype=torch.bfloat16, device="cuda")
+            w = torch.rand(cols, dtype=torch.bfloat16, device="cuda") + 0.5
+            y = torch.empty_like(x)
+            if op == "fwd":
+                a = ours.fwd_args(x, w, y)
+                call = lambda: ours.fwd(a)  # noqa: E731
+            else:
+                dy = torch.randn_like(x)
+                rstd = torch.rsqrt(x.float().pow(2).mean(-1) + P.EPS).contiguous()
+                dw = torch.empty(cols, dtype=torch.float32, device="cuda")
+                ws = torch.empty(max(ours.ws_bytes(rows, cols), 16), dtype=torch.uint8, device="cuda")
+                a = ours.bwd_args(dy, x, w, rstd, y, dw, ws)
+                call = lambda: ours.bwd(a)  # noqa: E731
+            times = {}
+            t_ladder = P.median_graph_time([call], target_ms=1.0, replays=5)
+            i = 0
+            while cenum(opc, rows, cols, R.BF16, i, buf, 128) == 0:
+                spec = buf.value
+                i += 1
+                if cset(spec) != 0:
+                    continue
+                try:
+                    times[spec.decode()] = P.median_graph_time([call], target_ms=1.0, replays=5)
+                except RuntimeError:
+                    pass
+            cset(b"auto")
+            best = min(times, key=times.get)
+            row = {"op": op, "rows": rows, "cols": cols, "ladder": ladder, "t_ladder": t_ladder,
+                   "best": best, "t_best": times[best], "n": len(times),
+                   "top5": sorted(times.items(), key=lambda kv: kv[1])[:5]}
+            out.append(row)
+            print("%s %6dx%-6d ladder %-45s %7.2fus | best %-45s %7.2fus (%+.1f%%, %d configs)" % (
+                op, rows, cols, ladder, t_ladder * 1e6, best, times[best] * 1e6,
+                100 * (t_ladder / times[best] - 1), len(times)), flush=True)
+            del x, y, a
+            torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

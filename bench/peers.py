@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""Side-by-side GPU timing: librmsnorm's "cuda" backend (through its C ABI, via
+ctypes) against PyTorch's paths -- the eager formula, torch.nn.functional.rms_norm
+and torch.compile -- and, where importable, Liger-Kernel, FlashInfer and Quack.
+
+Every path is timed the same way: its calls are captured into a CUDA graph
+(rotating through enough input sets to exceed the 60 MB L2 where the shape
+allows), the graph is replayed, and device events give the median time per call
+over several replays. The roofline is measured in the same run (copy, pure
+write, 2 reads + 1 write through PyTorch, best of three) and every row reports
+GB/s over logical bytes and % of the best probe.
+
+    python3 bench/peers.py [--quick] [--json out.json] [--lib build/librmsnorm.so]
+"""
+import argparse
+import ctypes as C
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rmsnorm_ctypes as R  # noqa: E402
+
+EPS = 1e-6
+L2_DEFEAT = 240 << 20  # bytes touched per graph before a buffer set repeats
+
+
+def median_graph_time(calls, target_ms=2.0, replays=7):
+    """calls: list of closures, one per buffer set. Returns seconds per call."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for f in calls:  # warm-up outside capture (compilation, workspace)
+            f()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    # how many passes over the buffer sets fit the target time
+    t0 = time.perf_counter()
+    for f in calls:
+        f()
+    torch.cuda.synchronize()
+    one = max(time.perf_counter() - t0, 1e-6)
+    passes = max(1, min(200, int(target_ms * 1e-3 / one)))
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(passes):
+            for f in calls:
+                f()
+    g.replay()
+    torch.cuda.synchronize()
+    times = []
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(replays):
+        e0.record()
+        g.replay()
+        e1.record()
+        e1.synchronize()
+        times.append(e0.elapsed_time(e1) * 1e-3 / (passes * len(calls)))
+    del g
+    return statistics.median(times)
+
+
+def roofline(gib=2.0):
+    n = int(gib * (1 << 30)) // 4
+    a = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
+    b = torch.empty_like(a).uniform_()
+    c = torch.empty_like(a)
+    res = {}
+    for name, fn, mult in (("copy", lambda: c.copy_(a), 2), ("write", lambda: c.fill_(1.5), 1),
+                           ("r2w1", lambda: torch.add(a, b, out=c), 3)):
+        best = min(median_graph_time([fn], target_ms=20, replays=3) for _ in range(3))
+        res[name] = mult * n * 4 / best / 1e9
+    del a, b, c
+    torch.cuda.empty_cache()
+    return res
+
+
+class Ours:
+    def __init__(self, lib_path):
+        self.lib = R.load(lib_path)
+        self.be = self.lib.rmsnorm_backend_find(b"cuda")
+        if not self.be:
+            raise RuntimeError("no cuda backend in librmsnorm (RMSNORM_PLUGIN_PATH?)")
+
+    def check(self, st):
+        if st != 0:
+            raise RuntimeError("rmsnorm: " + self.lib.rmsnorm_status_string(st).decode())
+
+    def fwd_args(self, x, w, y, res=None, h=None, q=None, scale=None, quant=R.Q_NONE, rstd=None):
+        T = R.BF16 if x.dtype == torch.bfloat16 else (R.F16 if x.dtype == torch.float16 else R.F32)
+        a = R.ForwardArgs()
+        a.struct_size = C.sizeof(R.ForwardArgs)
+        a.x = R.mat(x, T)
+        a.residual = R.mat(res, T, x.shape[0], x.shape[1])
+        a.h_out = R.mat(h, T, x.shape[0], x.shape[1])
+        a.weight = w.data_ptr() if w is not None else None
+        a.weight_dtype = T
+        a.eps = EPS
+        a.y = R.mat(y, T, x.shape[0], x.shape[1])
+        a.rstd = rstd.data_ptr() if rstd is not None else None
+        a.quant_mode = quant
+        if quant != R.Q_NONE:
+            a.q = R.mat(q, R.F8_E4M3)
+            a.scale = scale.data_ptr()
+        return a
+
+    def fwd(self, a):
+        st = self.lib.rmsnorm_forward(self.be, C.byref(a), C.c_void_p(torch.cuda.current_stream().cuda_stream))
+        self.check(st)
+
+    def bwd_args(self, dy, x, w, rstd, dx, dw, ws, dres=None):
+        T = R.BF16 if x.dtype == torch.bfloat16 else (R.F16 if x.dtype == torch.float16 else R.F32)
+        a = R.BackwardArgs()
+        a.struct_size = C.sizeof(R.BackwardArgs)
+        a.dy = R.mat(dy, T)
+        a.x = R.mat(x, T)
+        a.weight = w.data_ptr()
+        a.weight_dtype = T
+        a.rstd = rstd.data_ptr() if rstd is not None else None
+        a.eps = EPS
+        a.dx = R.mat(dx, T)
+        a.dresidual = R.mat(dres, T, x.shape[0], x.shape[1])
+        a.dweight = dw.data_ptr()
+        a.workspace = ws.data_ptr()
+        a.workspace_bytes = ws.numel()
+        return a
+
+    def bwd(self, a):
+        st = self.lib.rmsnorm_backward(self.be, C.byref(a), C.c_void_p(torch.cuda.current_stream().cuda_stream))
+        self.check(st)
+
+    def ws_bytes(self, rows, cols):
+        n = C.c_size_t(0)
+        self.check(self.lib.rmsnorm_backward_workspace_size(self.be, rows, cols, C.byref(n)))
+        return n.value
+
+
+def eager_formula(x, w):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + EPS)).to(x.dtype) * w
+
+
+def f_rms(x, w):
+    return F.rms_norm(x, (x.shape[-1],), w, EPS)
+
+
+compiled = torch.compile(eager_formula, dynamic=False)
+
+
+def add_norm(x, r, w):
+    h = x + r
+    return h, eager_formula(h, w)
+
+
+compiled_add = torch.compile(add_norm, dynamic=False)
+
+
+def optional_peers():
+    out = {}
+    try:
+        from liger_kernel.ops.rms_norm import LigerRMSNormFunction  # type: ignore
+        out["liger"] = lambda x, w: LigerRMSNormFunction.apply(x, w, EPS, 0.0, "llama", False)
+    except Exception as e:  # noqa: BLE001
+        out["liger"] = "unavailable: %s" % (str(e).splitlines()[0][:120] if str(e) else type(e).__name__)
+    try:
+        import flashinfer  # type: ignore
+        out["flashinfer"] = lambda x, w: flashinfer.norm.rmsnorm(x, w, EPS)
+    except Exception as e:  # noqa: BLE001
+        out["flashinfer"] = "unavailable: %s" % (str(e).splitlines()[0][:120] if str(e) else type(e).__name__)
+    try:
+        from quack.rmsnorm import rmsnorm as quack_rmsnorm  # type: ignore
+        out["quack"] = lambda x, w: quack_rmsnorm(x, w, eps=EPS)
+    except Exception as e:  # noqa: BLE001
+        out["quack"] = "unavailable: %s" % (str(e).splitlines()[0][:120] if str(e) else type(e).__name__)
+    return out
+
+
+def nsets(bytes_per_call):
+    return max(1, min(32, math.ceil(L2_DEFEAT / max(bytes_per_call, 1))))
+
+
+def run_forward(ours, rows, cols, peers, roof, results):
+    dt = torch.bfloat16
+    logical = rows * cols * 4 + cols * 2
+    k = nsets(logical)
+    xs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    ys = [torch.empty_like(x) for x in xs]
+    w = (torch.rand(cols, dtype=dt, device="cuda") + 0.5)
+    args = [ours.fwd_args(x, w, y) for x, y in zip(xs, ys)]
+    ours.fwd(args[0])
+    ref = f_rms(xs[0].double(), w.double())
+    err = ((ys[0].double() - ref).norm() / ref.norm()).item()
+    row = {"op": "fwd", "rows": rows, "cols": cols, "bytes": logical, "rel_err": err}
+    row["ours"] = median_graph_time([lambda a=a: ours.fwd(a) for a in args])
+    for name, fn in (("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled)):
+        row[name] = median_graph_time([lambda x=x: fn(x, w) for x in xs])
+    for name, fn in peers.items():
+        if callable(fn):
+            try:
+                row[name] = median_graph_time([lambda x=x: fn(x, w) for x in xs])
+            except Exception as e:  # noqa: BLE001
+                row[name] = "error: %s" % str(e).splitlines()[0][:100]
+    report(row, roof, results)
+    del xs, ys, args
+    torch.cuda.empty_cache()
+
+
+def run_fused(ours, rows, cols, roof, results, quant):
+    dt = torch.bfloat16
+    logical = rows * cols * 8 + cols * 2
+    if quant:
+        logical += rows * cols + (cols // 128) * ((rows + 3) // 4 * 4) * 4
+    k = nsets(logical)
+    xs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    rs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    hs = [torch.empty_like(x) for x in xs]
+    ys = [torch.empty_like(x) for x in xs]
+    w = (torch.rand(cols, dtype=dt, device="cuda") + 0.5)
+    if quant:
+        qs = [torch.empty(rows, cols, dtype=torch.uint8, device="cuda") for _ in range(k)]
+        ss = [torch.empty((cols // 128) * ((rows + 3) // 4 * 4), dtype=torch.float32, device="cuda")
+              for _ in range(k)]
+        args = [ours.fwd_args(x, w, y, res=r, h=h, q=q, scale=s, quant=R.Q_BLOCK)
+                for x, r, h, y, q, s in zip(xs, rs, hs, ys, qs, ss)]
+    else:
+        args = [ours.fwd_args(x, w, y, res=r, h=h) for x, r, h, y in zip(xs, rs, hs, ys)]
+    ours.fwd(args[0])
+    hr = (xs[0].float() + rs[0].float()).to(dt)
+    ref = f_rms(hr.double(), w.double())
+    err = ((ys[0].double() - ref).norm() / ref.norm()).item()
+    row = {"op": "fwd_add_block_fp8" if quant else "fwd_add", "rows": rows, "cols": cols, "bytes": logical,
+           "rel_err": err, "h_exact": bool(torch.equal(hs[0], hr))}
+    row["ours"] = median_graph_time([lambda a=a: ours.fwd(a) for a in args])
+    if not quant:
+        row["eager"] = median_graph_time([lambda x=x, r=r: add_norm(x, r, w) for x, r in zip(xs, rs)])
+        row["compile"] = median_graph_time([lambda x=x, r=r: compiled_add(x, r, w) for x, r in zip(xs, rs)])
+    report(row, roof, results)
+    del xs, rs, hs, ys, args
+    torch.cuda.empty_cache()
+
+
+def run_backward(ours, rows, cols, roof, results, dres=False):
+    dt = torch.bfloat16
+    logical = rows * cols * 6 + rows * 4 + cols * 2 + cols * 4 + (rows * cols * 2 if dres else 0)
+    k = nsets(logical)
+    xs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    dys = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    dxs = [torch.empty_like(x) for x in xs]
+    drs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)] if dres else [None] * k
+    w = (torch.rand(cols, dtype=dt, device="cuda") + 0.5)
+    rstds = [torch.rsqrt(x.float().pow(2).mean(-1) + EPS).contiguous() for x in xs]
+    dw = torch.empty(cols, dtype=torch.float32, device="cuda")
+    wsb = ours.ws_bytes(rows, cols)
+    ws = torch.empty(max(wsb, 16), dtype=torch.uint8, device="cuda")
+    args = [ours.bwd_args(dy, x, w, r, dx, dw, ws, dres=d) for dy, x, r, dx, d in zip(dys, xs, rstds, dxs, drs)]
+    ours.bwd(args[0])
+    # reference through autograd in fp64
+    xd = xs[0].double().requires_grad_()
+    wd = w.double().requires_grad_()
+    yd = F.rms_norm(xd, (cols,), wd, EPS)
+    gx, gw = torch.autograd.grad(yd, (xd, wd), dys[0].double())
+    if dres:
+        gx = gx + drs[0].double()
+    ex = ((dxs[0].double() - gx).norm() / gx.norm()).item()
+    ew = ((dw.double() - gw).norm() / gw.norm()).item()
+    row = {"op": "bwd_dres" if dres else "bwd", "rows": rows, "cols": cols, "bytes": logical,
+           "rel_err": max(ex, ew), "ws_bytes": wsb}
+    row["ours"] = median_graph_time([lambda a=a: ours.bwd(a) for a in args])
+    if not dres:
+        for name, fn in (("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled)):
+            calls = []
+            for x, dy in zip(xs, dys):
+                xg = x.detach().requires_grad_()
+                wg = w.detach().requires_grad_()
+                y = fn(xg, wg)
+                calls.append(lambda y=y, xg=xg, wg=wg, dy=dy: torch.autograd.grad(y, (xg, wg), dy,
+                                                                                  retain_graph=True))
+            try:
+                row[name] = median_graph_time(calls)
+            except Exception as e:  # noqa: BLE001
+                row[name] = "error: %s" % str(e).splitlines()[0][:100]
+            del calls
+    report(row, roof, results)
+    del xs, dys, dxs, args
+    torch.cuda.empty_cache()
+
+
+def report(row, roof, results):
+    best = max(roof.values())
+    cells = []
+    for k, v in list(row.items()):
+        if isinstance(v, float) and k not in ("rel_err",):
+            gbs = row["bytes"] / v / 1e9
+            row[k + "_gbs"] = gbs
+            cells.append("%s %.1fus %.0f%%" % (k, v * 1e6, 100 * gbs / best))
+    t = row.get("ours")
+    fastest_peer = min((v for k, v in row.items()
+                        if isinstance(v, float) and k not in ("ours", "rel_err", "bytes") and not k.endswith("_gbs")),
+                       default=None)
+    if t and fastest_peer:
+        row["speedup_vs_best_peer"] = fastest_peer / t
+    results.append(row)
+    print("%-18s %6dx%-6d err %.1e | %s%s" % (row["op"], row["rows"], row["cols"], row["rel_err"], " | ".join(cells),
+          (" | x%.2f vs best peer" % row["speedup_vs_best_peer"]) if "speedup_vs_best_peer" in row else ""),
+          flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", default="build/librmsnorm.so")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--only", default="fwd,fused,bwd")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    ours = Ours(args.lib)
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    roof = roofline()
+    print("roofline GB/s:", {k: round(v, 1) for k, v in roof.items()}, flush=True)
+    peers = optional_peers()
+    for k, v in peers.items():
+        if not callable(v):
+            print("peer", k, v, flush=True)
+    results = []
+    only = args.only.split(",")
+    rows_f = [1, 32, 256, 1024, 4096, 16384, 32768, 65536]
+    cols_f = [512, 2048, 4096, 5120, 8192]
+    if args.quick:
+        rows_f, cols_f = [1, 32, 4096, 32768], [4096, 8192]
+    if "fwd" in only:
+        for r in rows_f:
+            for c in cols_f:
+                run_forward(ours, r, c, {k: v for k, v in peers.items() if callable(v)}, roof, results)
+    if "fused" in only:
+        run_fused(ours, 32768, 8192, roof, results, quant=False)
+        run_fused(ours, 4096, 8192, roof, results, quant=True)
+        run_fused(ours, 32768, 8192, roof, results, quant=True)
+    if "bwd" in only:
+        rows_b = [1, 32, 256, 1024, 4096, 16384, 32768, 65536]
+        cols_b = [2048, 4096, 5120, 8192]
+        if args.quick:
+            rows_b, cols_b = [1, 32, 4096, 32768], [4096, 8192]
+        for r in rows_b:
+            for c in cols_b:
+                if r < 1024 and c != 4096:
+                    continue
+                run_backward(ours, r, c, roof, results)
+        run_backward(ours, 32768, 8192, roof, results, dres=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"roofline": roof, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                       "peers": {k: (v if isinstance(v, str) else "ok") for k, v in peers.items()},
+                       "rows": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

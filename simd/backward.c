@@ -1,0 +1,167 @@
+/*
+ * AVX-512 backward: argument unpacking, the choice of instantiation, the
+ * dweight chunks and their fixed-order reduction. The row kernel is
+ * simd/bwd_rows.h.
+ *
+ * dweight: rows are cut into chunks of max(16, ceil(rows / 64)) rows (at most
+ * 64 chunks); chunk k sums its rows, in row order, into workspace row k; then
+ * dw[j] = ((part0[j] + part1[j]) + part2[j]) + ... in chunk order. Which thread
+ * runs a chunk never changes a bit, so dw is identical across runs and thread
+ * counts. Threads take contiguous ranges of chunks (rows without dweight).
+ */
+#ifndef RMSNORM_SIMD_FILE
+#define RMSNORM_SIMD_FILE 1
+#endif
+
+#include "internal.h"
+#include "simd/bwd_rows.h"
+#include "simd/simd.h"
+
+#define BWD_INST(name, t, wk)                                                   \
+    static void name(const void *c, int64_t i0, int64_t i1)                     \
+    {                                                                           \
+        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, t, wk, 0);              \
+    }
+
+BWD_INST(bwd_f32_none, RMSNORM_F32, RMSI_W_NONE)
+BWD_INST(bwd_f32_f32, RMSNORM_F32, RMSNORM_F32)
+BWD_INST(bwd_f16_none, RMSNORM_F16, RMSI_W_NONE)
+BWD_INST(bwd_f16_f32, RMSNORM_F16, RMSNORM_F32)
+BWD_INST(bwd_f16_f16, RMSNORM_F16, RMSNORM_F16)
+BWD_INST(bwd_bf16_none, RMSNORM_BF16, RMSI_W_NONE)
+BWD_INST(bwd_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
+BWD_INST(bwd_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
+
+static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt)
+{
+    const int wk = w == NULL ? RMSI_W_NONE : (int)wt;
+
+    switch (t) {
+    case RMSNORM_F32:
+        return wk == RMSI_W_NONE ? bwd_f32_none : bwd_f32_f32;
+    case RMSNORM_F16:
+        return wk == RMSI_W_NONE ? bwd_f16_none : wk == RMSNORM_F32 ? bwd_f16_f32 : bwd_f16_f16;
+    case RMSNORM_BF16:
+        if (rmsi_avx512_has_bf16)
+            return rmsi_bwd_bf16hw_pick(wk);
+        return wk == RMSI_W_NONE ? bwd_bf16_none : wk == RMSNORM_F32 ? bwd_bf16_f32 : bwd_bf16_bf16;
+    default:
+        return NULL;
+    }
+}
+
+int64_t rmsi_avx512_dw_chunks(int64_t rows, int64_t *chunk_rows)
+{
+    int64_t cr = (rows + 63) / 64;
+
+    if (cr < 16)
+        cr = 16;
+    *chunk_rows = cr;
+    return rows == 0 ? 0 : (rows + cr - 1) / cr;
+}
+
+rmsnorm_status rmsi_avx512_backward_workspace_size(int64_t rows, int64_t cols, size_t *bytes)
+{
+    int64_t cr;
+    const int64_t n = rmsi_avx512_dw_chunks(rows, &cr);
+
+    if (RMSI_NEVER(bytes == NULL))
+        return RMSNORM_ERR_NULL_POINTER;
+    if (n > 0 && (uint64_t)cols > SIZE_MAX / sizeof(float) / (uint64_t)n)
+        return RMSNORM_ERR_BAD_SHAPE;
+    *bytes = (size_t)n * (size_t)cols * sizeof(float);
+    return RMSNORM_OK;
+}
+
+/* dw over columns [b0 * RED_COLS, b1 * RED_COLS): the in-order chunk sum. */
+#define RED_COLS 1024
+
+typedef struct red_ctx {
+    const float *ws;
+    float *dw;
+    int64_t cols, nchunks;
+} red_ctx;
+
+static void reduce_cols(const void *vc, int64_t b0, int64_t b1)
+{
+    const red_ctx *c = (const red_ctx *)vc;
+    const int64_t j1 = b1 * RED_COLS < c->cols ? b1 * RED_COLS : c->cols;
+    int64_t j, k;
+
+    for (j = b0 * RED_COLS; j < j1; j += RMSI_VL) {
+        const __mmask16 m = j1 - j >= RMSI_VL ? (__mmask16)0xffff : rmsi_vmask(j1 - j);
+        __m512 s = _mm512_setzero_ps();
+        for (k = 0; k < c->nchunks; k++)
+            s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, c->ws + (size_t)k * (size_t)c->cols + j));
+        _mm512_mask_storeu_ps(c->dw + j, m, s);
+    }
+}
+
+static size_t stride_bytes(const rmsnorm_matrix *m)
+{
+    return m->data == NULL ? 0u : (size_t)m->row_stride * rmsi_vsize_dt(m->dtype);
+}
+
+rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream)
+{
+    rmsi_bwd_ctx c;
+    const rmsnorm_dtype t = a->x.dtype;
+    const int64_t rows = a->x.rows;
+    const int64_t cols = a->x.cols;
+    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype);
+    const int want_dw = a->dweight != NULL;
+    int64_t nchunks = 0;
+
+    (void)stream;
+    if (RMSI_NEVER(fn == NULL))
+        return RMSNORM_ERR_BAD_DTYPE;
+    if (rows == 0) {
+        if (want_dw) {
+            int64_t j;
+            for (j = 0; j < cols; j++)
+                a->dweight[j] = 0.0f;
+        }
+        return RMSNORM_OK;
+    }
+
+    c.dy = (const char *)a->dy.data;
+    c.x = (const char *)a->x.data;
+    c.w = (const char *)a->weight;
+    c.dres = (const char *)a->dresidual.data;
+    c.dx = (char *)a->dx.data;
+    c.dys = stride_bytes(&a->dy);
+    c.xs = stride_bytes(&a->x);
+    c.dxs = stride_bytes(&a->dx);
+    c.drs = stride_bytes(&a->dresidual);
+    c.rstd = a->rstd;
+    c.rows = rows;
+    c.cols = cols;
+    c.eps = a->eps;
+    c.off = a->weight != NULL ? a->weight_offset : 0.0f;
+    c.llama = (a->flags & RMSNORM_ROUND_LLAMA) != 0u;
+    c.ws = NULL;
+    c.dw = a->dweight;
+    c.chunk_rows = rows;
+    if (want_dw) {
+        nchunks = rmsi_avx512_dw_chunks(rows, &c.chunk_rows);
+        c.ws = (float *)a->workspace;
+        if (RMSI_NEVER(c.ws == NULL))
+            return RMSNORM_ERR_WORKSPACE_TOO_SMALL;
+    }
+    const size_t streams = 3u + (c.dres != NULL);
+    const size_t bytes = (size_t)rows * (size_t)cols * streams * rmsi_vsize_dt(t);
+    c.nt = bytes >= RMSI_SIMD_NT_MIN;
+
+    const int par = rmsi_simd_parallel(rows, cols);
+    rmsi_simd_run(want_dw ? nchunks : rows, par, fn, &c);
+    if (want_dw) {
+        red_ctx rc;
+        rc.ws = c.ws;
+        rc.dw = a->dweight;
+        rc.cols = cols;
+        rc.nchunks = nchunks;
+        rmsi_simd_run((cols + RED_COLS - 1) / RED_COLS, rmsi_simd_parallel(nchunks, cols),
+                      reduce_cols, &rc);
+    }
+    return RMSNORM_OK;
+}

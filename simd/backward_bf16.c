@@ -1,0 +1,40 @@
+/*
+ * The bf16 backward instantiations that convert with AVX512-BF16
+ * (VCVTNEPS2BF16). This file alone (with forward_bf16.c) is built with
+ * -mavx512bf16; its functions run only when cpu_x86.c found the extension.
+ */
+#ifndef RMSNORM_SIMD_FILE
+#define RMSNORM_SIMD_FILE 1
+#endif
+
+#include "internal.h"
+#include "simd/bwd_rows.h"
+
+#ifndef __AVX512BF16__
+#error "simd/backward_bf16.c must be built with -mavx512bf16 (simd/simd.ninja)"
+#endif
+
+static void bwd_bf16hw_none(const void *c, int64_t i0, int64_t i1)
+{
+    rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, RMSI_W_NONE, 1);
+}
+
+static void bwd_bf16hw_f32(const void *c, int64_t i0, int64_t i1)
+{
+    rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, RMSNORM_F32, 1);
+}
+
+static void bwd_bf16hw_bf16(const void *c, int64_t i0, int64_t i1)
+{
+    rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, RMSNORM_BF16, 1);
+}
+
+rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk)
+{
+    switch (wk) {
+    case RMSI_W_NONE: return bwd_bf16hw_none;
+    case RMSNORM_F32: return bwd_bf16hw_f32;
+    case RMSNORM_BF16:
+    default: return bwd_bf16hw_bf16;
+    }
+}

@@ -1,0 +1,60 @@
+/*
+ * Cross-file names of the AVX-512 backend (simd/). cpu_x86.c is built with the
+ * baseline ISA and only calls these through the table it hands out after the
+ * CPU and OS checks; the kernel files (forward.c, backward.c) are built with
+ * the AVX-512 flags of simd/simd.ninja.
+ */
+#ifndef RMSNORM_SIMD_SIMD_H
+#define RMSNORM_SIMD_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmsnorm.h"
+
+/* Set once by cpu_x86.c before the table is published: 1 when the CPU has
+ * AVX512-BF16 (VCVTNEPS2BF16 is then used for bf16 stores). */
+extern int rmsi_avx512_has_bf16;
+
+rmsnorm_status rmsi_avx512_forward(const rmsnorm_forward_args *a, void *stream);
+rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream);
+rmsnorm_status rmsi_avx512_backward_workspace_size(int64_t rows, int64_t cols, size_t *bytes);
+
+/* Total bytes a call moves at or above which outputs are written with
+ * non-temporal stores: below it the outputs stay in the caches (hot small
+ * calls), where streaming stores are about 2x slower. About the L3 size. */
+#define RMSI_SIMD_NT_MIN ((size_t)24 << 20)
+
+/* Elements (rows * cols) at or above which a call opens an OpenMP region (about
+ * 1.3 us with one thread, 3.5 us with two here): below it one thread is faster. */
+#define RMSI_SIMD_PARALLEL_MIN ((int64_t)1 << 18)
+
+/* Bytes per element of any dtype (fp8: 1). */
+static inline size_t rmsi_vsize_dt(rmsnorm_dtype t)
+{
+    switch (t) {
+    case RMSNORM_F32: return 4u;
+    case RMSNORM_F16:
+    case RMSNORM_BF16: return 2u;
+    case RMSNORM_F8_E4M3:
+    case RMSNORM_F8_E5M2:
+    case RMSNORM_F8_E4M3FNUZ:
+    default: return 1u;
+    }
+}
+
+/* A kernel over the items [i0, i1) (rows, or dweight row chunks) of ctx. */
+typedef void (*rmsi_range_fn)(const void *ctx, int64_t i0, int64_t i1);
+
+/* 1 when a call over rows x cols should open an OpenMP region. */
+int rmsi_simd_parallel(int64_t rows, int64_t cols);
+
+/* fn over [0, n): one contiguous range per thread when parallel, else one
+ * call on the calling thread (no OpenMP region at all). */
+void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx);
+
+/* dweight chunking: chunks of max(16, ceil(rows / 64)) rows, fixed by the
+ * shape alone, so dw is bitwise identical for any thread count. */
+int64_t rmsi_avx512_dw_chunks(int64_t rows, int64_t *chunk_rows);
+
+#endif /* RMSNORM_SIMD_SIMD_H */

@@ -1,0 +1,39 @@
+/*
+ * Threading of the AVX-512 backend. Baseline ISA: no vector code here.
+ *
+ * The split is one contiguous range per thread, fixed by (n, thread count),
+ * never dynamic: results never depend on it (forward rows are independent and
+ * dweight chunks are reduced in a fixed order), and contiguous ranges keep
+ * each thread's reads one sequential stream.
+ */
+#include <omp.h>
+
+#include "internal.h"
+#include "simd/simd.h"
+
+int rmsi_simd_parallel(int64_t rows, int64_t cols)
+{
+    if (rows < 2)
+        return 0;
+    /* rows * cols >= RMSI_SIMD_PARALLEL_MIN without forming the product */
+    return cols >= (RMSI_SIMD_PARALLEL_MIN + rows - 1) / rows;
+}
+
+void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
+{
+    if (!parallel || omp_get_max_threads() < 2) {
+        fn(ctx, 0, n);
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t nth = omp_get_num_threads();
+        const int64_t tid = omp_get_thread_num();
+        const int64_t base = n / nth;
+        const int64_t rem = n % nth;
+        const int64_t i0 = tid * base + (tid < rem ? tid : rem);
+        const int64_t i1 = i0 + base + (tid < rem ? 1 : 0);
+        if (i0 < i1)
+            fn(ctx, i0, i1);
+    }
+}

@@ -1,0 +1,36 @@
+/*
+ * Runs one cmocka body once per backend: "ref", "avx512", "cuda", "hip".
+ * A backend that is absent on this machine still gets its group, in which every
+ * test is a printed cmocka SKIP, so a missing GPU is visible in every log.
+ */
+#ifndef RMST_BACKENDS_H
+#define RMST_BACKENDS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "rmsnorm.h"
+
+typedef struct rmst_backend {
+    const char *name;          /* the name it was looked up by */
+    const rmsnorm_backend *be; /* NULL when absent */
+} rmst_backend;
+
+/* Call first in every test main, before any library call: argv entries of the
+ * form NAME=VALUE are put into the environment (the library reads its knobs
+ * once, on first use); OMP_NUM_THREADS=n also calls omp_set_num_threads, since
+ * the OpenMP runtime read the environment before main. Other entries are left
+ * for the caller; returns 0, or -1 on a malformed entry. */
+int rmst_main_init(int argc, char **argv);
+
+/* Runs tests[0..n) once per backend name; returns the number of failures. */
+int rmst_run_per_backend(const char *group, const struct CMUnitTest *tests, size_t n);
+
+/* In a test body: the backend of this run, or a cmocka skip (printed) when the
+ * backend is absent. */
+const rmst_backend *rmst_backend_of(void **state);
+
+#endif /* RMST_BACKENDS_H */

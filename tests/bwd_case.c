@@ -1,0 +1,242 @@
+#include "tests/bwd_case.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref/formats.h"
+#include "tests/backends.h"
+#include "tests/data.h"
+#include "tests/oracle.h"
+#include "tests/rng.h"
+
+static const int64_t k_cols[] = {1, 2, 7, 8, 63, 64, 65, 128, 1025, 1152, 4096, 5120, 70000};
+static const int64_t k_rows[] = {0, 1, 3, 257};
+static const rmsnorm_dtype k_dtypes[] = {RMSNORM_F32, RMSNORM_F16, RMSNORM_BF16};
+static const double k_magnitudes[] = {1e-3, 1.0, 1e3};
+static const int64_t k_pads[] = {3, 0, 1, 16};
+
+#define N_COLS (sizeof k_cols / sizeof k_cols[0])
+#define N_ROWS (sizeof k_rows / sizeof k_rows[0])
+#define N_SHAPES (N_COLS * N_ROWS)
+#define N_VARIANTS 8u
+
+/* Every weight mode and offset, both flags, rstd given / recomputed, the
+ * residual gradient, dx in place over dy, dweight on and off. */
+typedef struct bwd_variant {
+    rmst_w_mode w;
+    float offset;
+    uint32_t flags;
+    int rstd_given, dres, in_place, dw;
+    float eps;
+} bwd_variant;
+
+static const bwd_variant k_variants[N_VARIANTS] = {
+    {RMST_W_NONE, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 0, 1e-6f},
+    {RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 1, 1, 0, 1, 1e-6f},
+    {RMST_W_SAME, 1.0f, RMSNORM_ROUND_LLAMA, 0, 0, 1, 1, 1e-6f},
+    {RMST_W_SAME, 0.0f, RMSNORM_ROUND_LLAMA, 1, 1, 1, 1, 1e-5f},
+    {RMST_W_F32, 1.0f, RMSNORM_ROUND_LLAMA, 1, 0, 0, 0, 1e-6f},
+    {RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 1, 0, 1, 1e-5f},
+    {RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f},
+    {RMST_W_NONE, 0.0f, RMSNORM_ROUND_LLAMA, 1, 1, 1, 0, 1e-6f},
+};
+
+size_t rmst_bwd_case_count(void)
+{
+    return (sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS;
+}
+
+/* Pruning as for the forward: above 2^20 elements F32 runs three variants
+ * and F16/BF16 one; 257 x 70000 runs for F32 only, with dweight (v1). */
+static int pruned(size_t d, int64_t rows, int64_t cols, size_t v)
+{
+    int64_t elems = rows * cols;
+    if (elems > (INT64_C(1) << 23))
+        return !(d == 0 && v == 1);
+    if (elems > (INT64_C(1) << 20))
+        return d == 0 ? !(v == 1 || v == 2 || v == 5) : v != (d == 1 ? 3u : 5u);
+    return 0;
+}
+
+int rmst_bwd_case_at(size_t i, rmst_bwd_case *c)
+{
+    size_t v = i % N_VARIANTS;
+    size_t s = (i / N_VARIANTS) % N_SHAPES;
+    size_t d = i / (N_VARIANTS * N_SHAPES);
+    const bwd_variant *p = &k_variants[v];
+    memset(c, 0, sizeof *c);
+    if (d >= sizeof k_dtypes / sizeof k_dtypes[0])
+        return 0;
+    c->t = k_dtypes[d];
+    c->cols = k_cols[s % N_COLS];
+    c->rows = k_rows[s / N_COLS];
+    c->stride = c->cols + k_pads[(s + v) % 4u];
+    c->magnitude = k_magnitudes[(s + v) % 3u];
+    c->seed = 0xbacc0000ull + (uint64_t)i;
+    c->wmode = p->w;
+    c->weight_offset = p->offset;
+    c->flags = p->flags;
+    c->rstd_given = p->rstd_given;
+    c->dres = p->dres;
+    c->dx_in_place = p->in_place;
+    c->want_dw = p->dw;
+    c->eps = p->eps;
+    return !pruned(d, c->rows, c->cols, v);
+}
+
+void rmst_bwd_case_describe(const rmst_bwd_case *c, char *buf, size_t n)
+{
+    static const char *const wn[] = {"none", "f32", "same"};
+    const char *tn = c->t == RMSNORM_F32 ? "f32" : c->t == RMSNORM_F16 ? "f16" : "bf16";
+    (void)snprintf(buf, n,
+                   "backward %s rows=%lld cols=%lld stride=%lld weight=%s offset=%g flags=%s "
+                   "rstd=%s dresidual=%d dx-in-place=%d dweight=%d eps=%g magnitude=%g seed=%llu",
+                   tn, (long long)c->rows, (long long)c->cols, (long long)c->stride, wn[c->wmode],
+                   (double)c->weight_offset, (c->flags & RMSNORM_ROUND_LLAMA) != 0u ? "LLAMA" : "ONCE",
+                   c->rstd_given ? "given" : "recomputed", c->dres, c->dx_in_place, c->want_dw,
+                   (double)c->eps, c->magnitude, (unsigned long long)c->seed);
+}
+
+static void buf_off(rmst_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void rmst_bwd_run_init(rmst_bwd_run *run, const rmsnorm_backend *be, const rmst_bwd_case *c)
+{
+    rmst_rng rng = {c->seed};
+    memset(run, 0, sizeof *run);
+    run->be = be;
+    run->c = *c;
+    run->es = rmsnorm_dtype_size(c->t);
+    assert_true(run->es == 2 || run->es == 4);
+    run->mat_bytes = rmst_view_bytes(c->rows, c->cols, c->stride, run->es);
+    run->wdt = c->wmode == RMST_W_F32 ? RMSNORM_F32 : c->t;
+    run->x_img = rmst_alloc_filled(run->mat_bytes, 0xff);
+    run->dy_img = rmst_alloc_filled(run->mat_bytes, 0xff);
+    run->dres_img = c->dres ? rmst_alloc_filled(run->mat_bytes, 0xff) : NULL;
+    for (int64_t r = 0; r < c->rows; r++) {
+        size_t off = (size_t)(r * c->stride) * run->es;
+        /* the last of 257 rows gets dy = 0: its dx must be exactly dres (or 0) */
+        rmst_row_kind dyk = (r == c->rows - 1 && r >= 3) ? RMST_ROW_ZERO : RMST_ROW_RANDOM;
+        rmst_gen_row(&rng, c->t, rmst_row_kind_of(r, c->rows), c->magnitude, run->x_img + off, c->cols);
+        rmst_gen_row(&rng, c->t, dyk, 1.0, run->dy_img + off, c->cols);
+        if (c->dres)
+            rmst_gen_row(&rng, c->t, RMST_ROW_RANDOM, 1.0, run->dres_img + off, c->cols);
+    }
+    buf_off(&run->dres);
+    buf_off(&run->dx);
+    buf_off(&run->w);
+    buf_off(&run->rstd);
+    buf_off(&run->dw);
+    buf_off(&run->ws);
+    rmst_buf_init(&run->x, be, run->mat_bytes);
+    rmst_buf_init(&run->dy, be, run->mat_bytes);
+    if (c->dres)
+        rmst_buf_init(&run->dres, be, run->mat_bytes);
+    if (c->dx_in_place) {
+        run->dxb = &run->dy;
+    } else {
+        rmst_buf_init(&run->dx, be, run->mat_bytes);
+        run->dxb = &run->dx;
+    }
+    if (c->wmode != RMST_W_NONE) {
+        rmst_buf_init(&run->w, be, (size_t)c->cols * rmsnorm_dtype_size(run->wdt));
+        rmst_gen_weight(&rng, run->wdt, run->w.host, c->cols);
+    }
+    if (c->rstd_given) {
+        rmst_buf_init(&run->rstd, be, (size_t)c->rows * sizeof(float));
+        run->rstd_img = (float *)(void *)rmst_alloc_filled((size_t)c->rows * sizeof(float), 0);
+        for (int64_t r = 0; r < c->rows; r++) {
+            const unsigned char *xr = run->x_img + (size_t)(r * c->stride) * run->es;
+            double ss = 0.0;
+            for (int64_t j = 0; j < c->cols; j++) {
+                double xv = rmst_load(xr, c->t, (size_t)j);
+                ss += xv * xv;
+            }
+            run->rstd_img[r] = (float)(1.0 / sqrt(ss / (double)c->cols + (double)c->eps));
+        }
+        if (c->rows > 0)
+            memcpy(run->rstd.host, run->rstd_img, (size_t)c->rows * sizeof(float));
+    }
+    if (c->want_dw && c->wmode != RMST_W_NONE) {
+        rmst_buf_init(&run->dw, be, (size_t)c->cols * sizeof(float));
+        assert_int_equal(rmsnorm_backward_workspace_size(be, c->rows, c->cols, &run->ws_bytes),
+                         RMSNORM_OK);
+        rmst_buf_init(&run->ws, be, run->ws_bytes);
+    }
+}
+
+static void load_image(rmst_buf *b, const unsigned char *img, size_t bytes)
+{
+    rmst_buf_fill(b, 0xff);
+    if (bytes > 0)
+        memcpy(b->host, img, bytes);
+    rmst_buf_upload(b);
+}
+
+rmsnorm_status rmst_bwd_run_exec(rmst_bwd_run *run, int pass)
+{
+    const rmst_bwd_case *c = &run->c;
+    rmsnorm_backward_args a;
+    rmsnorm_status st;
+    unsigned char pt = rmst_poison_byte(c->t, pass);
+    load_image(&run->x, run->x_img, run->mat_bytes);
+    load_image(&run->dy, run->dy_img, run->mat_bytes);
+    if (run->dres.host != NULL)
+        load_image(&run->dres, run->dres_img, run->mat_bytes);
+    run->pad_dx = c->dx_in_place ? 0xff : pt;
+    run->pad_dw = rmst_poison_byte(RMSNORM_F32, pass);
+    if (run->dx.host != NULL) {
+        rmst_buf_fill(&run->dx, pt);
+        rmst_buf_upload(&run->dx);
+    }
+    if (run->w.host != NULL)
+        rmst_buf_upload(&run->w);
+    if (run->rstd.host != NULL)
+        rmst_buf_upload(&run->rstd);
+    if (run->dw.host != NULL) {
+        rmst_buf_fill(&run->dw, run->pad_dw);
+        rmst_buf_upload(&run->dw);
+        /* a backend must not depend on what the workspace held */
+        rmst_buf_fill(&run->ws, 0xff);
+        rmst_buf_upload(&run->ws);
+    }
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.dy = (rmsnorm_matrix){run->dy.mem, c->t, c->rows, c->cols, c->stride};
+    a.x = (rmsnorm_matrix){run->x.mem, c->t, c->rows, c->cols, c->stride};
+    a.weight = run->w.mem;
+    a.weight_dtype = run->wdt;
+    a.weight_offset = c->weight_offset;
+    a.rstd = (const float *)run->rstd.mem;
+    a.eps = c->eps;
+    a.flags = c->flags;
+    a.dx = (rmsnorm_matrix){run->dxb->mem, c->t, c->rows, c->cols, c->stride};
+    if (run->dres.host != NULL)
+        a.dresidual = (rmsnorm_matrix){run->dres.mem, c->t, c->rows, c->cols, c->stride};
+    a.dweight = (float *)run->dw.mem;
+    a.workspace = run->ws.mem;
+    a.workspace_bytes = run->ws_bytes;
+    st = rmsnorm_backward(run->be, &a, NULL);
+    if (st != RMSNORM_OK)
+        return st;
+    rmst_buf_download(run->dxb);
+    if (run->dw.host != NULL)
+        rmst_buf_download(&run->dw);
+    return RMSNORM_OK;
+}
+
+void rmst_bwd_run_free(rmst_bwd_run *run)
+{
+    rmst_buf *all[] = {&run->x, &run->dy, &run->dres, &run->dx, &run->w, &run->rstd, &run->dw, &run->ws};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]->host != NULL)
+            rmst_buf_free(all[i]);
+    free(run->x_img);
+    free(run->dy_img);
+    free(run->dres_img);
+    free(run->rstd_img);
+}

@@ -1,0 +1,139 @@
+/*
+ * dw is bitwise reproducible: over repeated calls with a NaN-poisoned
+ * workspace between them, and (host backends) with 1, 2 and 7 OpenMP threads.
+ * Uses the backward runner of bwd_case.c, so data and buffers are those of the
+ * oracle tests.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref/formats.h"
+#include "tests/backends.h"
+#include "tests/bwd_case.h"
+
+/* Shapes where the row chunks of the reduction matter: many rows, few rows
+ * and wide, and a row count that is not a multiple of anything. */
+static const struct {
+    int64_t rows, cols;
+    rmsnorm_dtype t;
+    uint32_t flags;
+} k_shapes[] = {
+    {1000, 333, RMSNORM_F32, RMSNORM_ROUND_ONCE},
+    {257, 4096, RMSNORM_BF16, RMSNORM_ROUND_LLAMA},
+    {3, 70000, RMSNORM_F16, RMSNORM_ROUND_ONCE},
+    {4099, 64, RMSNORM_F32, RMSNORM_ROUND_ONCE},
+};
+
+static void make_case(size_t i, rmst_bwd_case *c)
+{
+    memset(c, 0, sizeof *c);
+    c->t = k_shapes[i].t;
+    c->rows = k_shapes[i].rows;
+    c->cols = k_shapes[i].cols;
+    c->stride = c->cols + 3;
+    c->wmode = RMST_W_F32;
+    c->flags = k_shapes[i].flags;
+    c->dres = 1;
+    c->want_dw = 1;
+    c->eps = 1e-6f;
+    c->magnitude = 1.0;
+    c->seed = 0xde7e0000ull + i;
+}
+
+/* Runs the case and returns a copy of dw (cols floats). */
+static float *dw_of(rmst_bwd_run *run)
+{
+    size_t bytes = (size_t)run->c.cols * sizeof(float);
+    float *dw = malloc(bytes);
+    assert_non_null(dw);
+    /* pass 0: outputs and workspace filled with NaN bytes before the call */
+    assert_int_equal(rmst_bwd_run_exec(run, 0), RMSNORM_OK);
+    memcpy(dw, run->dw.host, bytes);
+    return dw;
+}
+
+/* Bitwise: -0 vs +0 or two NaN payloads count as different. */
+static int same_bits(const rmst_backend *tb, const rmst_bwd_run *run, const float *a, const float *b,
+                     const char *what)
+{
+    for (int64_t j = 0; j < run->c.cols; j++) {
+        if (rmsi_f32_bits(a[j]) != rmsi_f32_bits(b[j])) {
+            print_error("FAIL [%s] rows=%lld cols=%lld: dw[%lld] %.9g vs %.9g (%s)\n", tb->name,
+                        (long long)run->c.rows, (long long)run->c.cols, (long long)j, (double)a[j],
+                        (double)b[j], what);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void dw_repeated_calls(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    int failed = 0;
+    for (size_t i = 0; i < sizeof k_shapes / sizeof k_shapes[0]; i++) {
+        rmst_bwd_case c;
+        rmst_bwd_run run;
+        float *first;
+        make_case(i, &c);
+        rmst_bwd_run_init(&run, tb->be, &c);
+        first = dw_of(&run);
+        for (int rep = 0; rep < 3; rep++) {
+            float *again = dw_of(&run);
+            failed += !same_bits(tb, &run, first, again, "repeated call");
+            free(again);
+        }
+        free(first);
+        rmst_bwd_run_free(&run);
+    }
+    if (failed > 0)
+        fail_msg("dw not reproducible over repeated calls on %s", tb->name);
+}
+
+static void dw_thread_counts(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const int threads[] = {1, 2, 7};
+    int saved = omp_get_max_threads();
+    int failed = 0;
+    if (rmsnorm_backend_is_device(tb->be)) {
+        print_message("%s is a device backend: OpenMP thread counts do not apply\n", tb->name);
+        return;
+    }
+    for (size_t i = 0; i < sizeof k_shapes / sizeof k_shapes[0]; i++) {
+        rmst_bwd_case c;
+        rmst_bwd_run run;
+        float *ref;
+        make_case(i, &c);
+        rmst_bwd_run_init(&run, tb->be, &c);
+        omp_set_num_threads(threads[0]);
+        ref = dw_of(&run);
+        for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
+            char what[64];
+            float *other;
+            omp_set_num_threads(threads[k]);
+            other = dw_of(&run);
+            (void)snprintf(what, sizeof what, "%d threads vs %d", threads[k], threads[0]);
+            failed += !same_bits(tb, &run, ref, other, what);
+            free(other);
+        }
+        free(ref);
+        rmst_bwd_run_free(&run);
+    }
+    omp_set_num_threads(saved);
+    if (failed > 0)
+        fail_msg("dw depends on the OpenMP thread count on %s", tb->name);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dw_repeated_calls),
+        cmocka_unit_test(dw_thread_counts),
+    };
+    if (rmst_main_init(argc, argv) != 0)
+        return 2;
+    return rmst_run_per_backend("determinism", tests, sizeof tests / sizeof tests[0]) != 0;
+}

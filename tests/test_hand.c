@@ -1,0 +1,222 @@
+/*
+ * Hand-computed cases (issue 2), on every backend, through the backend's own
+ * memory. Expected values are worked out on paper:
+ *   x = [1,2,3,4], eps = 0:  rstd = 1/sqrt(7.5) = 0.365148, y = j * rstd
+ *   x = [1,2], w = [1,2], dy = [3,-1], eps = 0: rstd = 1/sqrt(2.5), n = [0.632456, 1.264911],
+ *     g = dy*w = [3,-2], c = mean(g*n) = -0.316228, dx = rstd*(g - n*c) = [2.023858, -1.011929],
+ *     dw = dy*n = [1.897367, -1.264911]
+ *   x = 0, eps > 0: rstd = 1/sqrt(eps), y = 0, dx = dy*w/sqrt(eps); eps = 0: rstd = inf, y = NaN
+ *   x = [1e-4, 1e-4], eps = 1e-5: y = 1e-4/sqrt(1e-8 + 1e-5) = 0.031607
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ref/formats.h"
+#include "tests/backends.h"
+#include "tests/buffers.h"
+#include "tests/oracle.h"
+
+/* Six printed decimals, plus fp32 rounding. */
+#define TOL6 1.5e-6
+
+/* y (and rstd) of one row of n values, activations of dtype t. */
+static void forward_row(const rmsnorm_backend *be, rmsnorm_dtype t, const float *x, const float *w,
+                        int64_t n, float eps, float *y, float *rstd)
+{
+    size_t es = rmsnorm_dtype_size(t);
+    rmst_buf bx, bw, by, br;
+    rmsnorm_forward_args a;
+    rmst_buf_init(&bx, be, (size_t)n * es);
+    rmst_buf_init(&by, be, (size_t)n * es);
+    rmst_buf_init(&bw, be, (size_t)n * sizeof(float));
+    rmst_buf_init(&br, be, sizeof(float));
+    for (int64_t j = 0; j < n; j++)
+        rmsi_store(bx.host, t, (size_t)j, x[j]);
+    if (w != NULL)
+        memcpy(bw.host, w, (size_t)n * sizeof(float));
+    rmst_buf_fill(&by, 0xff);
+    rmst_buf_fill(&br, 0xff);
+    rmst_buf_upload(&bx);
+    rmst_buf_upload(&bw);
+    rmst_buf_upload(&by);
+    rmst_buf_upload(&br);
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.x = (rmsnorm_matrix){bx.mem, t, 1, n, n};
+    a.y = (rmsnorm_matrix){by.mem, t, 1, n, n};
+    a.weight = w != NULL ? bw.mem : NULL;
+    a.weight_dtype = RMSNORM_F32;
+    a.eps = eps;
+    a.rstd = (float *)br.mem;
+    assert_int_equal(rmsnorm_forward(be, &a, NULL), RMSNORM_OK);
+    rmst_buf_download(&by);
+    rmst_buf_download(&br);
+    for (int64_t j = 0; j < n; j++)
+        y[j] = rmsi_load(by.host, t, (size_t)j);
+    memcpy(rstd, br.host, sizeof(float));
+    rmst_buf_free(&bx);
+    rmst_buf_free(&by);
+    rmst_buf_free(&bw);
+    rmst_buf_free(&br);
+}
+
+/* dx and dw of one fp32 row; rstd NULL = recompute. */
+static void backward_row(const rmsnorm_backend *be, const float *x, const float *w, const float *dy,
+                         int64_t n, float eps, const float *rstd, float *dx, float *dw)
+{
+    size_t bytes = (size_t)n * sizeof(float);
+    size_t ws_bytes = 0;
+    rmst_buf bx, bw, bdy, bdx, bdw, brs, bws;
+    rmsnorm_backward_args a;
+    assert_int_equal(rmsnorm_backward_workspace_size(be, 1, n, &ws_bytes), RMSNORM_OK);
+    rmst_buf_init(&bx, be, bytes);
+    rmst_buf_init(&bw, be, bytes);
+    rmst_buf_init(&bdy, be, bytes);
+    rmst_buf_init(&bdx, be, bytes);
+    rmst_buf_init(&bdw, be, bytes);
+    rmst_buf_init(&brs, be, sizeof(float));
+    rmst_buf_init(&bws, be, ws_bytes);
+    memcpy(bx.host, x, bytes);
+    memcpy(bw.host, w, bytes);
+    memcpy(bdy.host, dy, bytes);
+    if (rstd != NULL)
+        memcpy(brs.host, rstd, sizeof(float));
+    rmst_buf_fill(&bdx, 0xff);
+    rmst_buf_fill(&bdw, 0xff);
+    rmst_buf_fill(&bws, 0xff);
+    rmst_buf_upload(&bx);
+    rmst_buf_upload(&bw);
+    rmst_buf_upload(&bdy);
+    rmst_buf_upload(&bdx);
+    rmst_buf_upload(&bdw);
+    rmst_buf_upload(&brs);
+    rmst_buf_upload(&bws);
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.dy = (rmsnorm_matrix){bdy.mem, RMSNORM_F32, 1, n, n};
+    a.x = (rmsnorm_matrix){bx.mem, RMSNORM_F32, 1, n, n};
+    a.dx = (rmsnorm_matrix){bdx.mem, RMSNORM_F32, 1, n, n};
+    a.weight = bw.mem;
+    a.weight_dtype = RMSNORM_F32;
+    a.rstd = rstd != NULL ? (const float *)brs.mem : NULL;
+    a.eps = eps;
+    a.dweight = (float *)bdw.mem;
+    a.workspace = bws.mem;
+    a.workspace_bytes = ws_bytes;
+    assert_int_equal(rmsnorm_backward(be, &a, NULL), RMSNORM_OK);
+    rmst_buf_download(&bdx);
+    rmst_buf_download(&bdw);
+    memcpy(dx, bdx.host, bytes);
+    memcpy(dw, bdw.host, bytes);
+    rmst_buf_free(&bx);
+    rmst_buf_free(&bw);
+    rmst_buf_free(&bdy);
+    rmst_buf_free(&bdx);
+    rmst_buf_free(&bdw);
+    rmst_buf_free(&brs);
+    rmst_buf_free(&bws);
+}
+
+static void hand_forward_1234(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const float x[4] = {1, 2, 3, 4};
+    static const float ones[4] = {1, 1, 1, 1};
+    static const double want[4] = {0.365148, 0.730297, 1.095445, 1.460593};
+    static const rmsnorm_dtype ts[3] = {RMSNORM_F32, RMSNORM_F16, RMSNORM_BF16};
+    float y[4];
+    float rstd;
+    for (int k = 0; k < 3; k++) {
+        for (int wk = 0; wk < 2; wk++) {
+            forward_row(tb->be, ts[k], x, wk ? ones : NULL, 4, 0.0f, y, &rstd);
+            if (fabs((double)rstd - 0.365148) > TOL6)
+                fail_msg("%s: rstd = %.9g, expected 0.365148", tb->name, (double)rstd);
+            for (int j = 0; j < 4; j++) {
+                double tol = TOL6 + rmst_ulp(want[j], ts[k]);
+                if (fabs((double)y[j] - want[j]) > tol)
+                    fail_msg("%s dtype %d weight %d: y[%d] = %.9g, expected %.6f (tolerance %.3g)",
+                             tb->name, (int)ts[k], wk, j, (double)y[j], want[j], tol);
+            }
+        }
+    }
+}
+
+static void hand_backward_12(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const float x[2] = {1, 2};
+    static const float w[2] = {1, 2};
+    static const float dy[2] = {3, -1};
+    static const double want_dx[2] = {2.023858, -1.011929};
+    static const double want_dw[2] = {1.897367, -1.264911};
+    float rstd = (float)(1.0 / sqrt(2.5));
+    float dx[2], dw[2];
+    for (int given = 0; given < 2; given++) {
+        backward_row(tb->be, x, w, dy, 2, 0.0f, given ? &rstd : NULL, dx, dw);
+        for (int j = 0; j < 2; j++) {
+            if (fabs((double)dx[j] - want_dx[j]) > TOL6 || fabs((double)dw[j] - want_dw[j]) > TOL6)
+                fail_msg("%s rstd %s: dx[%d] = %.9g (expected %.6f), dw[%d] = %.9g (expected %.6f)",
+                         tb->name, given ? "given" : "recomputed", j, (double)dx[j], want_dx[j], j,
+                         (double)dw[j], want_dw[j]);
+        }
+    }
+}
+
+static void hand_zero_row(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const float x[4] = {0, 0, 0, 0};
+    static const float w[4] = {1, 2, -0.5f, 3};
+    static const float dy[4] = {1, -1, 2, 0.25f};
+    const float eps = 1e-5f;
+    float y[4], dx[4], dw[4];
+    float rstd;
+    forward_row(tb->be, RMSNORM_F32, x, w, 4, eps, y, &rstd);
+    if (fabs((double)rstd - 1.0 / sqrt((double)eps)) > 1e-6 / sqrt((double)eps))
+        fail_msg("%s: zero row: rstd = %.9g, expected 1/sqrt(eps)", tb->name, (double)rstd);
+    for (int j = 0; j < 4; j++)
+        if (y[j] != 0.0f)
+            fail_msg("%s: zero row, eps > 0: y[%d] = %.9g, expected exactly 0", tb->name, j, (double)y[j]);
+    backward_row(tb->be, x, w, dy, 4, eps, NULL, dx, dw);
+    for (int j = 0; j < 4; j++) {
+        double want = (double)dy[j] * (double)w[j] / sqrt((double)eps);
+        if (fabs((double)dx[j] - want) > 1e-6 * fabs(want))
+            fail_msg("%s: zero row: dx[%d] = %.9g, expected dy*w/sqrt(eps) = %.9g", tb->name, j,
+                     (double)dx[j], want);
+        if (dw[j] != 0.0f)
+            fail_msg("%s: zero row: dw[%d] = %.9g, expected exactly 0 (n = 0)", tb->name, j, (double)dw[j]);
+    }
+    /* eps = 0: rstd = 1/sqrt(0) = inf and y = 0 * inf = NaN, as the formula and PyTorch give */
+    forward_row(tb->be, RMSNORM_F32, x, w, 4, 0.0f, y, &rstd);
+    if (!(isinf(rstd) && rstd > 0.0f))
+        fail_msg("%s: zero row, eps = 0: rstd = %.9g, expected +inf", tb->name, (double)rstd);
+    for (int j = 0; j < 4; j++)
+        if (!isnan(y[j]))
+            fail_msg("%s: zero row, eps = 0: y[%d] = %.9g, expected NaN", tb->name, j, (double)y[j]);
+}
+
+static void hand_tiny_values(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const float x[2] = {1e-4f, 1e-4f};
+    float y[2];
+    float rstd;
+    forward_row(tb->be, RMSNORM_F32, x, NULL, 2, 1e-5f, y, &rstd);
+    for (int j = 0; j < 2; j++)
+        if (fabs((double)y[j] - 0.031607) > TOL6)
+            fail_msg("%s: y[%d] = %.9g, expected 0.031607 (eps dominates mean(x^2))", tb->name, j,
+                     (double)y[j]);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hand_forward_1234),
+        cmocka_unit_test(hand_backward_12),
+        cmocka_unit_test(hand_zero_row),
+        cmocka_unit_test(hand_tiny_values),
+    };
+    if (rmst_main_init(argc, argv) != 0)
+        return 2;
+    return rmst_run_per_backend("hand", tests, sizeof tests / sizeof tests[0]) != 0;
+}
