@@ -1,0 +1,283 @@
+/*
+ * Device-side numerics shared by every kernel: storage conversions, the fp8
+ * encoders, the dynamic scale rule and 16-byte vector access. Each function
+ * mirrors ref/formats.h bit for bit where docs/numerics.md asks for bit
+ * exactness (h, fp8 codes, the scale rule); IEEE-rounded intrinsics
+ * (__fadd_rn, __fdiv_rn, __fsqrt_rn) pin the operations whose rounding the
+ * contract names, so -use_fast_math or FMA contraction cannot change them.
+ */
+#ifndef RMSNORM_GPU_DEVICE_MATH_H
+#define RMSNORM_GPU_DEVICE_MATH_H
+
+#include "gpu/common/vendor.h"
+#include "gpu/common/kernel_args.h"
+
+/* Storage types: 16-bit formats travel as raw bits so that no vendor type
+ * (and none of its implicit conversions) appears in a kernel. */
+struct rmsi_bf16 { uint16_t bits; };
+struct rmsi_f16 { uint16_t bits; };
+
+__device__ __forceinline__ float rmsi_d_bf16_to_f32(uint32_t b)
+{
+    return __uint_as_float(b << 16);
+}
+
+__device__ __forceinline__ uint32_t rmsi_d_f32_to_bf16(float f)
+{
+    uint32_t x = __float_as_uint(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return ((x >> 16) | 0x40u) & 0xffffu; /* quiet NaN, sign kept (as ref) */
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return x >> 16;
+}
+
+__device__ __forceinline__ uint32_t rmsi_d_f32_to_f16(float f)
+{
+    uint32_t x = __float_as_uint(f);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) /* the hardware makes a canonical NaN; ref keeps payload bits */
+        return ((x >> 16) & 0x8000u) | 0x7e00u | ((ax >> 13) & 0x3ffu);
+    return rmsi_f16_from_f32_hw(f);
+}
+
+/* Element traits: load one element as fp32, round fp32 to the format. */
+template <typename T> struct rmsi_elem;
+template <> struct rmsi_elem<float> {
+    typedef uint32_t raw;
+    __device__ static __forceinline__ float load(const float *p) { return *p; }
+    __device__ static __forceinline__ void store(float *p, float v) { *p = v; }
+    __device__ static __forceinline__ float round(float v) { return v; }
+    __device__ static __forceinline__ float from_raw(uint32_t r) { return __uint_as_float(r); }
+    __device__ static __forceinline__ uint32_t to_raw(float v) { return __float_as_uint(v); }
+};
+template <> struct rmsi_elem<rmsi_bf16> {
+    typedef uint16_t raw;
+    __device__ static __forceinline__ float load(const rmsi_bf16 *p) { return rmsi_d_bf16_to_f32(p->bits); }
+    __device__ static __forceinline__ void store(rmsi_bf16 *p, float v) { p->bits = (uint16_t)rmsi_d_f32_to_bf16(v); }
+    __device__ static __forceinline__ float round(float v) { return rmsi_d_bf16_to_f32(rmsi_d_f32_to_bf16(v)); }
+    __device__ static __forceinline__ float from_raw(uint32_t r) { return rmsi_d_bf16_to_f32(r); }
+    __device__ static __forceinline__ uint32_t to_raw(float v) { return rmsi_d_f32_to_bf16(v); }
+};
+template <> struct rmsi_elem<rmsi_f16> {
+    typedef uint16_t raw;
+    __device__ static __forceinline__ float load(const rmsi_f16 *p) { return rmsi_f16_to_f32_hw(p->bits); }
+    __device__ static __forceinline__ void store(rmsi_f16 *p, float v) { p->bits = (uint16_t)rmsi_d_f32_to_f16(v); }
+    __device__ static __forceinline__ float round(float v) { return rmsi_f16_to_f32_hw((uint16_t)rmsi_d_f32_to_f16(v)); }
+    __device__ static __forceinline__ float from_raw(uint32_t r) { return rmsi_f16_to_f32_hw((uint16_t)r); }
+    __device__ static __forceinline__ uint32_t to_raw(float v) { return rmsi_d_f32_to_f16(v); }
+};
+
+/* N contiguous elements of T <-> fp32. N * sizeof(T) is 16 or 32 bytes on the
+ * vector path (pointer 16-byte aligned; the caller checked) and N == 1 on the
+ * narrow path. Words are unpacked little-endian: element 2k is the low half. */
+template <typename T, int N> struct rmsi_vec {
+    __device__ static __forceinline__ void load(const T *p, float *out)
+    {
+        if (N * sizeof(T) >= 16) {
+            const uint4 *q = reinterpret_cast<const uint4 *>(p);
+#pragma unroll
+            for (int c = 0; c < (int)(N * sizeof(T) / 16); c++) {
+                uint4 u = q[c];
+                uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    if (sizeof(T) == 4) {
+                        out[c * 4 + k] = __uint_as_float(w[k]);
+                    } else {
+                        out[c * 8 + 2 * k] = rmsi_elem<T>::from_raw(w[k] & 0xffffu);
+                        out[c * 8 + 2 * k + 1] = rmsi_elem<T>::from_raw(w[k] >> 16);
+                    }
+                }
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                out[e] = rmsi_elem<T>::load(p + e);
+        }
+    }
+    __device__ static __forceinline__ void store(T *p, const float *in)
+    {
+        if (N * sizeof(T) >= 16) {
+            uint4 *q = reinterpret_cast<uint4 *>(p);
+#pragma unroll
+            for (int c = 0; c < (int)(N * sizeof(T) / 16); c++) {
+                uint32_t w[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    if (sizeof(T) == 4)
+                        w[k] = __float_as_uint(in[c * 4 + k]);
+                    else
+                        w[k] = rmsi_elem<T>::to_raw(in[c * 8 + 2 * k]) |
+                               (rmsi_elem<T>::to_raw(in[c * 8 + 2 * k + 1]) << 16);
+                }
+                q[c] = make_uint4(w[0], w[1], w[2], w[3]);
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < N; e++)
+                rmsi_elem<T>::store(p + e, in[e]);
+        }
+    }
+};
+
+/* One 16-byte vector of T <-> 16 / sizeof(T) floats. The register-cached
+ * kernels keep inputs packed (4 registers per vector) until they are used. */
+template <typename T>
+__device__ __forceinline__ void rmsi_unpack16(uint4 u, float *out)
+{
+    uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (sizeof(T) == 4) {
+            out[k] = __uint_as_float(w[k]);
+        } else {
+            out[2 * k] = rmsi_elem<T>::from_raw(w[k] & 0xffffu);
+            out[2 * k + 1] = rmsi_elem<T>::from_raw(w[k] >> 16);
+        }
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ uint4 rmsi_pack16(const float *in)
+{
+    uint32_t w[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (sizeof(T) == 4)
+            w[k] = __float_as_uint(in[k]);
+        else
+            w[k] = rmsi_elem<T>::to_raw(in[2 * k]) | (rmsi_elem<T>::to_raw(in[2 * k + 1]) << 16);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* Weight vector chunks: VEC elements of W are 16 or 32 bytes. */
+template <typename T, typename W> struct rmsi_wchunks {
+    static constexpr int n = (16 / (int)sizeof(T)) * (int)sizeof(W) / 16;
+};
+
+template <typename T, typename W>
+__device__ __forceinline__ void rmsi_weff_unpack(const uint4 *wa, float off, float *wf)
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+    if (sizeof(W) == sizeof(T)) {
+        rmsi_unpack16<W>(wa[0], wf);
+    } else { /* fp32 weights next to 16-bit activations: two chunks */
+        rmsi_unpack16<float>(wa[0], wf);
+        rmsi_unpack16<float>(wa[1], wf + 4);
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; e++)
+        wf[e] += off;
+}
+
+/* A row of T addressed by (base, row, stride). */
+template <typename T>
+__device__ __forceinline__ T *rmsi_row(void *base, int64_t row, int64_t stride)
+{
+    return reinterpret_cast<T *>(base) + row * stride;
+}
+template <typename T>
+__device__ __forceinline__ const T *rmsi_crow(const void *base, int64_t row, int64_t stride)
+{
+    return reinterpret_cast<const T *>(base) + row * stride;
+}
+
+/* ---- fp8 ---------------------------------------------------------------- */
+
+/* The portable encoder: ref/formats.h rmsi_f32_to_fp8 in integer form. The
+ * quantum 2^(E - mbits) is applied as a multiplication by an exact power of two,
+ * so k = rint(a * 2^(mbits - E)) is the reference's nearbyintf(a / quantum). */
+__device__ __forceinline__ uint32_t rmsi_fp8_soft(float v, int fmt)
+{
+    const int mbits = fmt == RMSI_FP8_E5M2 ? 2 : 3;
+    const int bias = fmt == RMSI_FP8_E5M2 ? 15 : (fmt == RMSI_FP8_E4M3FNUZ ? 8 : 7);
+    const float fmax = fmt == RMSI_FP8_E5M2 ? 57344.0f : (fmt == RMSI_FP8_E4M3FNUZ ? 240.0f : 448.0f);
+    const uint32_t max_code = fmt == RMSI_FP8_E5M2 ? 0x7bu : (fmt == RMSI_FP8_E4M3FNUZ ? 0x7fu : 0x7eu);
+    const int fnuz = fmt == RMSI_FP8_E4M3FNUZ;
+    uint32_t bits = __float_as_uint(v);
+    uint32_t sign = (bits >> 24) & 0x80u;
+    float a = fabsf(v);
+    uint32_t code;
+    if (a != a)
+        return fnuz ? 0x80u : (sign | (fmt == RMSI_FP8_E5M2 ? 0x7eu : 0x7fu));
+    if (a >= fmax) {
+        code = max_code;
+    } else {
+        int E = (int)((__float_as_uint(a) >> 23) & 0xffu) - 127;
+        const int emin = 1 - bias;
+        if (E < emin) /* also a == 0 and fp32 subnormals */
+            E = emin;
+        float k_f = rintf(a * __uint_as_float((uint32_t)(127 + mbits - E) << 23));
+        uint32_t k = (uint32_t)k_f;
+        uint32_t one = 1u << mbits;
+        if (k < one) {
+            code = k;
+        } else {
+            if (k >= 2u * one) {
+                k >>= 1;
+                E++;
+            }
+            code = ((uint32_t)(E + bias) << mbits) | (k - one);
+            if (code > max_code)
+                code = max_code;
+        }
+    }
+    if (fnuz && code == 0u)
+        return 0u;
+    return sign | code;
+}
+
+__device__ __forceinline__ uint32_t rmsi_fp8_encode(float v, int fmt)
+{
+#if RMSI_HAVE_HW_FP8
+    if (fmt != RMSI_FP8_E4M3FNUZ) {
+        if (v != v) /* keep the sign, as the reference does */
+            return ((__float_as_uint(v) >> 24) & 0x80u) | (fmt == RMSI_FP8_E5M2 ? 0x7eu : 0x7fu);
+        return fmt == RMSI_FP8_E5M2 ? rmsi_hw_fp8_e5m2(v) : rmsi_hw_fp8_e4m3(v);
+    }
+#endif
+    return rmsi_fp8_soft(v, fmt);
+}
+
+/* ref/formats.h rmsi_dynamic_scale, same operations in the same order. */
+__device__ __forceinline__ float rmsi_d_dynamic_scale(float amax, float ub, float fmax, int pow2)
+{
+    float a = (ub > 0.0f && amax > ub) ? ub : amax;
+    float s = __fdiv_rn(a, fmax);
+    float lo = __fdiv_rn(1.0f, fmax * 512.0f);
+    if (!(s >= lo))
+        s = lo;
+    if (pow2 && isfinite(s)) {
+        uint32_t b = __float_as_uint(s);
+        if ((b & 0x7fffffu) != 0u) /* not a power of two: the next one up */
+            s = __uint_as_float((b & 0x7f800000u) + 0x800000u);
+    }
+    return s;
+}
+
+/* 1 / sqrt(ss / cols + eps), correctly rounded at each step. */
+__device__ __forceinline__ float rmsi_d_rstd(float ss, int64_t cols, float eps)
+{
+    return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, (float)cols), eps)));
+}
+
+/* Store N fp8 codes (N == 8: one 8-byte store, N == 4: one 4-byte store). */
+template <int N>
+__device__ __forceinline__ void rmsi_store_codes(uint8_t *p, const uint32_t *c)
+{
+    if (N == 8) {
+        uint2 u;
+        u.x = c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24);
+        u.y = c[4] | (c[5] << 8) | (c[6] << 16) | (c[7] << 24);
+        *reinterpret_cast<uint2 *>(p) = u;
+    } else if (N == 4) {
+        *reinterpret_cast<uint32_t *>(p) = c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24);
+    } else {
+#pragma unroll
+        for (int e = 0; e < N; e++)
+            p[e] = (uint8_t)c[e];
+    }
+}
+
+#endif /* RMSNORM_GPU_DEVICE_MATH_H */

@@ -1,0 +1,413 @@
+/*
+ * Forward kernels (plain, fused residual add, fp8 per-tensor / per-token /
+ * 1x128 per-block quantisation), written once for CUDA and HIP.
+ *
+ * Two paths, chosen by the host ladder (gpu/cuda/ladder.cc):
+ *
+ * rmsi_fwd_reg: the row lives in registers. A row group of tpr threads owns a
+ *   row; thread t holds the 16-byte vectors t, t + tpr, ..., t + (NV-1)*tpr, so
+ *   each load instruction of a warp covers 512 contiguous bytes (coalesced) and
+ *   all NV loads of a thread are issued before the first use (NV * 16 bytes in
+ *   flight per thread). Every input byte is read once and every output byte
+ *   written once: the HBM minimum. Inputs stay packed until used, so a thread
+ *   needs 4 registers per vector plus VEC floats per vector of the row.
+ *   The 1x128 block of the block quantiser is 128/VEC consecutive vectors, i.e.
+ *   128/VEC consecutive lanes of one k (the ladder keeps tpr a multiple of it),
+ *   so the block amax is a shuffle reduction over those lanes: no shared memory.
+ *
+ * rmsi_fwd_multi: one CTA per row, passes over global memory (sum of squares,
+ *   then [amax,] normalise and store). Any width (no cap on cols), any base
+ *   alignment and stride (VEC = 1: one element per access), at the price of
+ *   re-reading the row (from L2 while the row is hot). The block quantiser gives
+ *   each warp whole 128-column blocks.
+ *
+ * Aliasing (y == x, h == residual, h == x): the reg path reads every input of a
+ * row before writing any output. The multi path re-reads h from h_out once it
+ * was stored (a residual stored in place no longer holds the residual), and a
+ * barrier separates the first pass's h stores from the later reads.
+ */
+#include "gpu/common/device_math.h"
+#include "gpu/common/reduce.h"
+
+namespace {
+
+/* Register budget: a thread keeps its row packed (4 registers per 16-byte
+ * vector) for the current and the prefetched next row, plus its packed weight
+ * vectors; the CTA size is capped per NV so ptxas never spills (64 registers
+ * at 1024 threads, 128 at 512, 255 at 256). Q = false compiles the fp8 paths
+ * out: the plain and fused forward do not pay their registers. */
+#define RMSI_FWD_BOUND(nv) ((nv) == 1 ? 1024 : ((nv) == 2 ? 512 : 256))
+
+template <typename T, typename W, int NV, bool Q>
+__global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi_fwd_params p)
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
+    constexpr int WCH = rmsi_wchunks<T, W>::n;
+    /* PF: the next row's loads are issued before this row is reduced (a
+     * persistent CTA otherwise idles on the load latency of every row) and the
+     * weights stay in registers. NV = 8 has no registers left for that, and
+     * NV = 1 (one vector per thread, up to 1024 threads per row) is the lean
+     * variant that gets its latency hiding from occupancy instead, as the
+     * Triton kernels do: no prefetch, weights re-read (from L1) per row. */
+    constexpr bool PF = NV == 2 || NV == 4;
+    __shared__ float red[RMSI_MAX_WARPS];
+    const int t = (int)threadIdx.x;
+    const int tpr = (int)blockDim.x;
+    const int64_t nvec = p.cols / VEC;
+    const float s_tensor = (Q && p.quant == RMSI_Q_TENSOR) ? p.scale[0] : 1.0f;
+    const int64_t step = (int64_t)gridDim.x * blockDim.y;
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+
+    /* The columns of a thread never change: with PF its weights are loaded once. */
+    uint4 wa[NV][WCH];
+    auto load_w = [&]() {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int64_t i = t + (int64_t)k * tpr;
+#pragma unroll
+            for (int c = 0; c < WCH; c++)
+                wa[k][c] = (p.w && i < nvec)
+                               ? reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + i * VEC)[c]
+                               : zero;
+        }
+    };
+    if (PF)
+        load_w();
+
+    auto load_row = [&](int64_t r, uint4 *xo, uint4 *ro) {
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int64_t i = t + (int64_t)k * tpr;
+            const bool on = r < p.rows && i < nvec;
+            xo[k] = on ? *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld) + i * VEC) : zero;
+        }
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int64_t i = t + (int64_t)k * tpr;
+            const bool on = p.res && r < p.rows && i < nvec;
+            ro[k] = on ? *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld) + i * VEC) : zero;
+        }
+    };
+
+    int64_t base = (int64_t)blockIdx.x * blockDim.y;
+    uint4 xa[NV], ra[NV];
+    if (PF)
+        load_row(base + threadIdx.y, xa, ra);
+    for (; base < p.rows; base += step) {
+        const int64_t row = base + threadIdx.y;
+        const bool live = row < p.rows;
+        uint4 xn[NV], rn[NV];
+        if (PF) {
+            load_row(row + step, xn, rn);
+        } else {
+            load_row(row, xa, ra);
+            load_w();
+        }
+
+        /* h, kept packed in xa: one add, one rounding, bit-exact */
+        if (p.res) {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float a[VEC], b[VEC];
+                rmsi_unpack16<T>(xa[k], a);
+                rmsi_unpack16<T>(ra[k], b);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    a[e] = __fadd_rn(a[e], b[e]);
+                xa[k] = rmsi_pack16<T>(a);
+            }
+            if (p.h) {
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const int64_t i = t + (int64_t)k * tpr;
+                    if (live && i < nvec)
+                        *reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, row, p.h_ld) + i * VEC) = xa[k];
+                }
+            }
+        }
+
+        float ss = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            float a[VEC];
+            rmsi_unpack16<T>(xa[k], a);
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                ss += a[e] * a[e];
+        }
+        ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
+        const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
+        if (p.rstd && live && t == 0)
+            p.rstd[row] = rs;
+
+        /* v of vector k, recomputed where needed (cheaper than registers) */
+        auto value = [&](int k, float *v) {
+            float wf[VEC];
+            rmsi_unpack16<T>(xa[k], v);
+            if (p.w)
+                rmsi_weff_unpack<T, W>(wa[k], p.w_off, wf);
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                float n = v[e] * rs;
+                if (p.llama)
+                    n = rmsi_elem<T>::round(n);
+                v[e] = p.w ? n * wf[e] : n;
+            }
+        };
+
+        float s_row = s_tensor;
+        if (Q && p.quant == RMSI_Q_TOKEN) {
+            float amax = 0.0f;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int64_t i = t + (int64_t)k * tpr;
+                float v[VEC];
+                value(k, v);
+                if (live && i < nvec)
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        amax = fmaxf(amax, fabsf(v[e]));
+            }
+            amax = rmsi_row_reduce(amax, red, rmsi_op_max());
+            s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
+            if (live && t == 0)
+                p.scale[row] = s_row;
+        }
+
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int64_t i = t + (int64_t)k * tpr;
+            const bool on = live && i < nvec;
+            float v[VEC];
+            value(k, v);
+            if (p.y && on)
+                *reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC) = rmsi_pack16<T>(v);
+            if (Q && p.quant != RMSI_Q_NONE) {
+                float s = s_row;
+                if (p.quant == RMSI_Q_BLOCK) {
+                    float amax = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        amax = fmaxf(amax, fabsf(v[e]));
+                    amax = rmsi_warp_reduce(amax, L, rmsi_op_max());
+                    s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
+                    if (on && (t % L) == 0)
+                        p.scale[(i / L) * p.scale_ld + row] = s;
+                }
+                if (on) {
+                    uint32_t c[VEC];
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        c[e] = rmsi_fp8_encode(__fdiv_rn(v[e], s), p.fp8);
+                    rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC, c);
+                }
+            }
+        }
+        if (PF) {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                xa[k] = xn[k];
+                ra[k] = rn[k];
+            }
+        }
+    }
+}
+
+/* h of element group i (VEC elements) in the passes after the first. */
+template <typename T, int VEC>
+__device__ __forceinline__ void rmsi_fwd_load_h(const rmsi_fwd_params &p, int64_t row, int64_t j, float *h)
+{
+    if (p.h) {
+        rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.h, row, p.h_ld) + j, h);
+        return;
+    }
+    rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + j, h);
+    if (p.res) {
+        float r[VEC];
+        rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.res, row, p.res_ld) + j, r);
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
+    }
+}
+
+template <typename T, typename W, int VEC>
+__device__ __forceinline__ void rmsi_fwd_normalise(const rmsi_fwd_params &p, int64_t j, float rs, float *v)
+{
+    float wf[VEC];
+    if (p.w) {
+        rmsi_vec<W, VEC>::load(reinterpret_cast<const W *>(p.w) + j, wf);
+    } else {
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            wf[e] = 1.0f;
+    }
+#pragma unroll
+    for (int e = 0; e < VEC; e++) {
+        float n = v[e] * rs;
+        if (p.llama)
+            n = rmsi_elem<T>::round(n);
+        v[e] = p.w ? n * (wf[e] + p.w_off) : n;
+    }
+}
+
+template <typename T, typename W, int VEC>
+__global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi_fwd_params p)
+{
+    __shared__ float red[RMSI_MAX_WARPS];
+    const int t = (int)threadIdx.x;
+    const int nt = (int)blockDim.x;
+    const int64_t nvec = p.cols / VEC;
+    const float s_tensor = p.quant == RMSI_Q_TENSOR ? p.scale[0] : 1.0f;
+
+    for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        float ss = 0.0f;
+        for (int64_t i = t; i < nvec; i += nt) {
+            float h[VEC];
+            rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
+            if (p.res) {
+                float r[VEC];
+                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.res, row, p.res_ld) + i * VEC, r);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
+                if (p.h)
+                    rmsi_vec<T, VEC>::store(rmsi_row<T>(p.h, row, p.h_ld) + i * VEC, h);
+            }
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                ss += h[e] * h[e];
+        }
+        ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
+        if (p.h)
+            __syncthreads(); /* h stores visible before other threads re-read them */
+        const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
+        if (p.rstd && t == 0)
+            p.rstd[row] = rs;
+
+        if (p.quant == RMSI_Q_BLOCK) {
+            /* Each warp takes whole blocks; lane l holds columns l, l + WARP, ... */
+            constexpr int PER = 128 / RMSI_WARP;
+            const int lane = t % RMSI_WARP;
+            const int nw = nt / RMSI_WARP;
+            for (int64_t b = t / RMSI_WARP; b < p.cols / 128; b += nw) {
+                float v[PER];
+                float amax = 0.0f;
+#pragma unroll
+                for (int m = 0; m < PER; m++) {
+                    const int64_t j = b * 128 + lane + m * RMSI_WARP;
+                    rmsi_fwd_load_h<T, 1>(p, row, j, &v[m]);
+                    rmsi_fwd_normalise<T, W, 1>(p, j, rs, &v[m]);
+                    amax = fmaxf(amax, fabsf(v[m]));
+                }
+                amax = rmsi_warp_reduce(amax, RMSI_WARP, rmsi_op_max());
+                const float s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
+                if (lane == 0)
+                    p.scale[b * p.scale_ld + row] = s;
+#pragma unroll
+                for (int m = 0; m < PER; m++) {
+                    const int64_t j = b * 128 + lane + m * RMSI_WARP;
+                    if (p.y)
+                        rmsi_elem<T>::store(rmsi_row<T>(p.y, row, p.y_ld) + j, v[m]);
+                    rmsi_row<uint8_t>(p.q, row, p.q_ld)[j] =
+                        (uint8_t)rmsi_fp8_encode(__fdiv_rn(v[m], s), p.fp8);
+                }
+            }
+            continue;
+        }
+
+        float s = s_tensor;
+        if (p.quant == RMSI_Q_TOKEN) {
+            float amax = 0.0f;
+            for (int64_t i = t; i < nvec; i += nt) {
+                float v[VEC];
+                rmsi_fwd_load_h<T, VEC>(p, row, i * VEC, v);
+                rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    amax = fmaxf(amax, fabsf(v[e]));
+            }
+            amax = rmsi_row_reduce(amax, red, rmsi_op_max());
+            s = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
+            if (t == 0)
+                p.scale[row] = s;
+        }
+        for (int64_t i = t; i < nvec; i += nt) {
+            float v[VEC];
+            rmsi_fwd_load_h<T, VEC>(p, row, i * VEC, v);
+            rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+            if (p.y)
+                rmsi_vec<T, VEC>::store(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC, v);
+            if (p.quant != RMSI_Q_NONE) {
+                uint32_t c[VEC];
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    c[e] = rmsi_fp8_encode(__fdiv_rn(v[e], s), p.fp8);
+                rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC, c);
+            }
+        }
+        /* The next row's first-pass h stores must not overtake this row's reads
+         * of the shared-memory reduction slots: row_reduce ends with a barrier. */
+    }
+}
+
+typedef void (*rmsi_fwd_kernel)(const rmsi_fwd_params);
+
+template <typename T, typename W>
+rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q)
+{
+    if (c->path == RMSI_PATH_MULTI)
+        return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
+    if (q) {
+        switch (c->nv) {
+        case 1: return rmsi_fwd_reg<T, W, 1, true>;
+        case 2: return rmsi_fwd_reg<T, W, 2, true>;
+        case 4: return rmsi_fwd_reg<T, W, 4, true>;
+        case 8: return rmsi_fwd_reg<T, W, 8, true>;
+        default: return nullptr;
+        }
+    }
+    switch (c->nv) {
+    case 1: return rmsi_fwd_reg<T, W, 1, false>;
+    case 2: return rmsi_fwd_reg<T, W, 2, false>;
+    case 4: return rmsi_fwd_reg<T, W, 4, false>;
+    case 8: return rmsi_fwd_reg<T, W, 8, false>;
+    default: return nullptr;
+    }
+}
+
+rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q)
+{
+    switch (dtype) {
+    case RMSI_T_F32: return rmsi_fwd_pick<float, float>(c, q);
+    case RMSI_T_F16:
+        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_f16, float>(c, q) : rmsi_fwd_pick<rmsi_f16, rmsi_f16>(c, q);
+    case RMSI_T_BF16:
+        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_bf16, float>(c, q) : rmsi_fwd_pick<rmsi_bf16, rmsi_bf16>(c, q);
+    default: return nullptr;
+    }
+}
+
+} /* namespace */
+
+int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
+                        int64_t grid, void *stream)
+{
+    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE);
+    if (!k || grid < 1 || grid > 0x7fffffff)
+        return -1;
+    dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
+    k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(*p);
+    return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
+}
+
+int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas)
+{
+    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, quant != RMSI_Q_NONE);
+    int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
+    *ctas = 0;
+    if (!k)
+        return -1;
+    return rmsi_occupancy(ctas, k, threads, 0) == RMSI_SUCCESS ? 0 : -1;
+}

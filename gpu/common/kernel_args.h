@@ -1,0 +1,88 @@
+/*
+ * What the host side of a GPU plugin hands the shared kernels: flat parameter
+ * structs (passed by value as kernel parameters), the launch configuration,
+ * and the launcher entry points defined in gpu/common/{forward,backward,probe}.cu.
+ * Plain C++ with no vendor type, so host files compile it with the host compiler.
+ */
+#ifndef RMSNORM_GPU_KERNEL_ARGS_H
+#define RMSNORM_GPU_KERNEL_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* fp8 formats as the kernels see them (a subset of rmsnorm_dtype, renumbered
+ * so the device code needs no public header). */
+enum { RMSI_FP8_E4M3 = 0, RMSI_FP8_E5M2 = 1, RMSI_FP8_E4M3FNUZ = 2 };
+/* Activation / weight element types. */
+enum { RMSI_T_F32 = 0, RMSI_T_F16 = 1, RMSI_T_BF16 = 2 };
+/* Quant modes, same values as rmsnorm_quant. */
+enum { RMSI_Q_NONE = 0, RMSI_Q_TENSOR = 1, RMSI_Q_TOKEN = 2, RMSI_Q_BLOCK = 3 };
+
+struct rmsi_fwd_params {
+    const void *x;
+    const void *res;   /* NULL: no residual */
+    void *h;           /* NULL: h not stored */
+    const void *w;     /* NULL: no weight */
+    void *y;           /* NULL: y not stored (quant only) */
+    void *q;           /* fp8 codes, quant != NONE */
+    float *rstd;       /* NULL: not stored */
+    float *scale;      /* in (TENSOR) or out (TOKEN, BLOCK) */
+    int64_t rows, cols;
+    int64_t x_ld, res_ld, h_ld, y_ld, q_ld;
+    int64_t scale_ld;  /* round_up(rows, 4): the column-major block-scale leading dimension */
+    float w_off, eps, scale_ub, fmax;
+    int llama, pow2, quant, fp8;
+};
+
+struct rmsi_bwd_params {
+    const void *dy;
+    const void *x;
+    const void *w;
+    const float *rstd; /* NULL: recompute */
+    const void *dres;  /* NULL: none */
+    void *dx;
+    float *ws;         /* [partials][cols] fp32, NULL when dw is not asked for */
+    float *dw;
+    int64_t rows, cols;
+    int64_t dy_ld, x_ld, dres_ld, dx_ld;
+    float w_off, eps;
+    int llama;
+};
+
+/* A launch configuration: every memory-path knob of the ladder.
+ *   path   RMSI_PATH_REG: the row lives in registers (one read of every input);
+ *          RMSI_PATH_MULTI: one CTA per row, multi-pass over global memory
+ *          (re-reads hit L2), for any width, alignment or stride.
+ *   vec    bytes per access: 16 (vector path, needs aligned pointers/strides)
+ *          or 0 = one element (narrow path; MULTI only).
+ *   tpr    threads per row (REG: power of two, 4..1024; MULTI: the CTA size).
+ *   rpc    rows per CTA (REG; tpr * rpc <= 1024, <= 512 for the backward).
+ *   nv     vectors per thread (REG; derived: 1, 2, 4 or 8).
+ *   cps    CTAs per SM of the persistent grid; 0 = as many as fit (occupancy
+ *          API). Both ops are persistent: a thread's columns, hence its weight
+ *          registers, never change, and the next row is loaded early.
+ */
+enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
+struct rmsi_config {
+    int path, vec, tpr, rpc, nv, cps;
+};
+
+#define RMSI_CONFIG_TEXT 96
+
+/* Launchers: 0 on success, -1 when the launch failed (the runtime's error is
+ * then read with the vendor's get-last-error). dtype/wdtype are RMSI_T_*.
+ * grid is the CTA count the host chose. */
+int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
+                        int64_t grid, void *stream);
+int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
+                         int64_t grid, void *stream);
+/* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros). */
+int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream);
+/* Resident CTAs per SM of the kernel a config selects (occupancy API). */
+int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas);
+int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas);
+/* Bandwidth probes: kind 0 copy, 1 write, 2 dst = a + b; nt = streaming stores. */
+int rmsi_launch_probe(int kind, int nt, void *dst, const void *a, const void *b, size_t bytes,
+                      int sms, void *stream);
+
+#endif /* RMSNORM_GPU_KERNEL_ARGS_H */

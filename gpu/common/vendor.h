@@ -1,0 +1,97 @@
+/*
+ * The vendor header: the only file of gpu/common/ that names a GPU vendor.
+ * Kernels are written once against these names and built twice: by nvcc for
+ * CUDA today, by clang -x hip for AMD (issue 9) through the second branch,
+ * which is renames plus warp shims in the manner of ggml's vendors/hip.h.
+ *
+ * Rules for kernel code: the warp size is RMSI_WARP (a compile-time constant of
+ * the target, 32 or 64), never a literal; cross-lane traffic goes through
+ * rmsi_shfl_xor; 16-bit conversions go through rmsi_f16_* so that the NaN
+ * payloads match ref/formats.h on both vendors.
+ */
+#ifndef RMSNORM_GPU_VENDOR_H
+#define RMSNORM_GPU_VENDOR_H
+
+#include <stdint.h>
+
+#if defined(__HIP__) || defined(__HIPCC__) || defined(RMSI_VENDOR_HIP)
+/* ---- AMD (HIP) ---------------------------------------------------------- */
+#if defined(RMSI_HIP_MINIMAL)
+/* `ninja hip-check`: clang -nogpuinc, no ROCm; names and signatures as ROCm's. */
+#include "gpu/hip/hip_minimal.h"
+#else
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#endif
+#define RMSI_VENDOR_NAME "hip"
+/* gfx9 (CDNA: gfx942, gfx950) runs wave64; RDNA would be 32 but is not a target. */
+#define RMSI_WARP 64
+typedef hipStream_t rmsi_stream_t;
+typedef hipError_t rmsi_error_t;
+#define RMSI_SUCCESS hipSuccess
+#define rmsi_get_last_error hipGetLastError
+#define rmsi_memset_async hipMemsetAsync
+#define rmsi_occupancy hipOccupancyMaxActiveBlocksPerMultiprocessor
+
+__device__ __forceinline__ float rmsi_shfl_xor(float v, int mask, int width)
+{
+    return __shfl_xor(v, mask, width);
+}
+__device__ __forceinline__ uint16_t rmsi_f16_from_f32_hw(float f)
+{
+    return __half_as_ushort(__float2half_rn(f));
+}
+__device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
+{
+    return __half2float(__ushort_as_half(h));
+}
+/* No OCP fp8 conversion instruction is assumed on gfx942: the portable
+ * encoder in device_math.h is used for every format. */
+#define RMSI_HAVE_HW_FP8 0
+
+#else
+/* ---- NVIDIA (CUDA) ------------------------------------------------------ */
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#define RMSI_VENDOR_NAME "cuda"
+#define RMSI_WARP 32
+typedef cudaStream_t rmsi_stream_t;
+typedef cudaError_t rmsi_error_t;
+#define RMSI_SUCCESS cudaSuccess
+#define rmsi_get_last_error cudaGetLastError
+#define rmsi_memset_async cudaMemsetAsync
+#define rmsi_occupancy cudaOccupancyMaxActiveBlocksPerMultiprocessor
+
+__device__ __forceinline__ float rmsi_shfl_xor(float v, int mask, int width)
+{
+    return __shfl_xor_sync(0xffffffffu, v, mask, width);
+}
+__device__ __forceinline__ uint16_t rmsi_f16_from_f32_hw(float f)
+{
+    return __half_as_ushort(__float2half_rn(f));
+}
+__device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
+{
+    return __half2float(__ushort_as_half(h));
+}
+/* cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+; emulated by the header below
+ * that): round to nearest even, saturating to the finite max, infinities too,
+ * which is ref/formats.h's rule; NaN is handled by the caller so the sign
+ * survives as the reference keeps it. */
+#define RMSI_HAVE_HW_FP8 1
+__device__ __forceinline__ uint8_t rmsi_hw_fp8_e4m3(float v)
+{
+    return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+}
+__device__ __forceinline__ uint8_t rmsi_hw_fp8_e5m2(float v)
+{
+    return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E5M2);
+}
+#endif
+
+/* Largest CTA the kernels are built for; reductions size shared memory by it. */
+#define RMSI_MAX_THREADS 1024
+#define RMSI_MAX_WARPS (RMSI_MAX_THREADS / RMSI_WARP)
+
+#endif /* RMSNORM_GPU_VENDOR_H */

@@ -1,0 +1,40 @@
+/* Declarations shared by the CUDA plugin's host files. */
+#ifndef RMSNORM_GPU_CUDA_INTERNAL_H
+#define RMSNORM_GPU_CUDA_INTERNAL_H
+
+#include "rmsnorm_backend.h"
+#include "gpu/common/kernel_args.h"
+
+/* SM count of the current device (cached per ordinal); 0 on failure. */
+int rmsi_cuda_sms(void);
+
+/* The stream an op runs on: the caller's, or, when the caller passed NULL
+ * inside time_region's graph capture, the capture stream (the legacy default
+ * stream cannot be captured). */
+void *rmsi_cuda_stream(void *stream);
+
+rmsnorm_status rmsi_cuda_mem_alloc(size_t bytes, void **p);
+rmsnorm_status rmsi_cuda_mem_free(void *p);
+rmsnorm_status rmsi_cuda_mem_copy(void *dst, const void *src, size_t bytes, rmsnorm_copy_dir dir,
+                                  void *stream);
+rmsnorm_status rmsi_cuda_synchronize(void *stream);
+rmsnorm_status rmsi_cuda_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
+                               size_t bytes, void *stream);
+rmsnorm_status rmsi_cuda_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
+                                     void *stream, double *seconds);
+rmsnorm_status rmsi_cuda_describe(char *buf, size_t n);
+rmsnorm_status rmsi_cuda_device_busy(int *busy, char *why, size_t n);
+
+rmsnorm_status rmsi_cuda_config_set(const char *spec);
+rmsnorm_status rmsi_cuda_config_describe(rmsnorm_op op, int64_t rows, int64_t cols, rmsnorm_dtype dtype,
+                                         char *buf, size_t n);
+rmsnorm_status rmsi_cuda_config_enumerate(rmsnorm_op op, int64_t rows, int64_t cols, rmsnorm_dtype dtype,
+                                          int idx, char *buf, size_t n);
+/* The pinned config (all fields -1 when none). */
+void rmsi_cuda_config_pin(struct rmsi_config *out);
+
+rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream);
+rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream);
+rmsnorm_status rmsi_cuda_backward_workspace_size(int64_t rows, int64_t cols, size_t *bytes);
+
+#endif /* RMSNORM_GPU_CUDA_INTERNAL_H */

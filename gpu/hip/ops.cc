@@ -1,0 +1,203 @@
+/*
+ * The op slots of the "hip" table: the validated ABI args become the shared
+ * kernels' flat parameters (gpu/common/kernel_args.h), the AMD ladder or the
+ * pin picks the launch configuration, and the kernels are queued on the
+ * caller's stream. Nothing here allocates, synchronises or reads device memory
+ * back, so every op can be captured in a hipGraph; a failed launch is
+ * RMSNORM_ERR_DEVICE.
+ *
+ * fp8: the ABI names the format (RMSNORM_F8_E4M3FNUZ for MI300X's e4m3fnuz,
+ * max 240; RMSNORM_F8_E4M3 for MI355X's OCP e4m3fn, max 448); the kernels
+ * encode it in software, bit for bit as ref/formats.h, on every target.
+ */
+#include <hip/hip_runtime_api.h>
+#include <stdint.h>
+
+#include "gpu/hip/hip_internal.h"
+#include "gpu/hip/ladder.h"
+
+static int rmsi_ktype(rmsnorm_dtype t)
+{
+    switch (t) {
+    case RMSNORM_F16: return RMSI_T_F16;
+    case RMSNORM_BF16: return RMSI_T_BF16;
+    case RMSNORM_F32:
+    default: return RMSI_T_F32;
+    }
+}
+
+static int rmsi_fp8_kind(rmsnorm_dtype t, float *fmax)
+{
+    switch (t) {
+    case RMSNORM_F8_E5M2: *fmax = 57344.0f; return RMSI_FP8_E5M2;
+    case RMSNORM_F8_E4M3FNUZ: *fmax = 240.0f; return RMSI_FP8_E4M3FNUZ;
+    case RMSNORM_F8_E4M3:
+    default: *fmax = 448.0f; return RMSI_FP8_E4M3;
+    }
+}
+
+/* A pointer and a row stride (elements of esz bytes) allow `align`-byte vectors. */
+static int rmsi_ok(const void *p, int64_t ld, int64_t esz, int64_t align)
+{
+    return p == nullptr || (((uintptr_t)p % (uintptr_t)align) == 0 && (ld * esz) % align == 0);
+}
+
+/* Pin or ladder: 0, -1 when a pin does not fit the shape, -2 on a runtime error. */
+static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid)
+{
+    rmsi_config pin;
+    int occ = 0;
+    rmsi_hip_config_pin(&pin);
+    if (rmsi_hip_resolve(s, &pin, c) != 0)
+        return -1;
+    if (s->op == RMSI_HIP_FWD) {
+        if (c->cps == 0 && c->path == RMSI_PATH_MULTI && rmsi_forward_occupancy(dtype, wdtype, s->quant, c, &occ) != 0)
+            return -2;
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, c, &occ) != 0) {
+        return -2;
+    }
+    *grid = rmsi_hip_grid(s, c, occ);
+    return 0;
+}
+
+static rmsnorm_status rmsi_hip_launch_failed(void)
+{
+    (void)hipGetLastError(); /* clear it: the next op must not inherit it */
+    return RMSNORM_ERR_DEVICE;
+}
+
+rmsnorm_status rmsi_hip_forward(const rmsnorm_forward_args *a, void *stream)
+{
+    const int64_t rows = a->x.rows, cols = a->x.cols;
+    const int dtype = rmsi_ktype(a->x.dtype);
+    const int wdtype = a->weight ? rmsi_ktype(a->weight_dtype) : dtype;
+    const int64_t esz = dtype == RMSI_T_F32 ? 4 : 2;
+    const int64_t vec = 16 / esz;
+    const int quant = (int)a->quant_mode;
+    rmsi_fwd_params p = {};
+    rmsi_hip_shape s = {};
+    rmsi_config c;
+    int64_t grid = 0;
+    int rc;
+    if (rows == 0)
+        return RMSNORM_OK;
+    p.x = a->x.data;
+    p.x_ld = a->x.row_stride;
+    p.res = a->residual.data;
+    p.res_ld = a->residual.row_stride;
+    p.h = a->h_out.data;
+    p.h_ld = a->h_out.row_stride;
+    p.w = a->weight;
+    p.w_off = a->weight_offset;
+    p.y = a->y.data;
+    p.y_ld = a->y.row_stride;
+    p.rstd = a->rstd;
+    p.rows = rows;
+    p.cols = cols;
+    p.eps = a->eps;
+    p.llama = (a->flags & RMSNORM_ROUND_LLAMA) != 0;
+    p.pow2 = (a->flags & RMSNORM_SCALE_POW2) != 0;
+    p.quant = quant;
+    if (quant != RMSI_Q_NONE) {
+        p.q = a->q.data;
+        p.q_ld = a->q.row_stride;
+        p.scale = a->scale;
+        p.scale_ub = a->scale_ub;
+        p.fp8 = rmsi_fp8_kind(a->q.dtype, &p.fmax);
+        p.scale_ld = (rows + 3) / 4 * 4;
+    }
+    s.op = RMSI_HIP_FWD;
+    s.rows = rows;
+    s.cols = cols;
+    s.esz = (int)esz;
+    s.quant = quant;
+    if (rmsi_hip_device_get(&s.dev) != 0)
+        return RMSNORM_ERR_DEVICE;
+    s.vec_ok = cols % vec == 0 && rmsi_ok(p.x, p.x_ld, esz, 16) && rmsi_ok(p.res, p.res_ld, esz, 16) &&
+               rmsi_ok(p.h, p.h_ld, esz, 16) && rmsi_ok(p.y, p.y_ld, esz, 16) && rmsi_ok(p.w, 0, 1, 16) &&
+               rmsi_ok(p.q, p.q_ld, 1, vec);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
+    if (rc == -1)
+        return RMSNORM_ERR_UNSUPPORTED;
+    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_hip_stream(stream)) != 0)
+        return rmsi_hip_launch_failed();
+    return RMSNORM_OK;
+}
+
+rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
+{
+    const int64_t rows = a->x.rows, cols = a->x.cols;
+    const int dtype = rmsi_ktype(a->x.dtype);
+    const int wdtype = a->weight ? rmsi_ktype(a->weight_dtype) : dtype;
+    const int64_t esz = dtype == RMSI_T_F32 ? 4 : 2;
+    const int64_t vec = 16 / esz;
+    void *st = rmsi_hip_stream(stream);
+    rmsi_bwd_params p = {};
+    rmsi_hip_shape s = {};
+    rmsi_config c;
+    int64_t grid = 0;
+    int rc;
+    if (rows == 0) {
+        if (a->dweight && hipMemsetAsync(a->dweight, 0, (size_t)cols * sizeof(float), (hipStream_t)st) != hipSuccess)
+            return rmsi_hip_launch_failed();
+        return RMSNORM_OK;
+    }
+    p.dy = a->dy.data;
+    p.dy_ld = a->dy.row_stride;
+    p.x = a->x.data;
+    p.x_ld = a->x.row_stride;
+    p.w = a->weight;
+    p.w_off = a->weight_offset;
+    p.rstd = a->rstd;
+    p.eps = a->eps;
+    p.llama = (a->flags & RMSNORM_ROUND_LLAMA) != 0;
+    p.dx = a->dx.data;
+    p.dx_ld = a->dx.row_stride;
+    p.dres = a->dresidual.data;
+    p.dres_ld = a->dresidual.row_stride;
+    p.ws = a->dweight ? static_cast<float *>(a->workspace) : nullptr;
+    p.dw = a->dweight;
+    p.rows = rows;
+    p.cols = cols;
+    s.op = RMSI_HIP_BWD;
+    s.rows = rows;
+    s.cols = cols;
+    s.esz = (int)esz;
+    s.quant = RMSI_Q_NONE;
+    if (rmsi_hip_device_get(&s.dev) != 0)
+        return RMSNORM_ERR_DEVICE;
+    s.vec_ok = cols % vec == 0 && rmsi_ok(p.x, p.x_ld, esz, 16) && rmsi_ok(p.dy, p.dy_ld, esz, 16) &&
+               rmsi_ok(p.dx, p.dx_ld, esz, 16) && rmsi_ok(p.dres, p.dres_ld, esz, 16) &&
+               rmsi_ok(p.w, 0, 1, 16) && rmsi_ok(p.ws, 0, 1, 16);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
+    if (rc == -1)
+        return RMSNORM_ERR_UNSUPPORTED;
+    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st) != 0)
+        return rmsi_hip_launch_failed();
+    if (p.ws) {
+        const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
+        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
+            return rmsi_hip_launch_failed();
+    }
+    return RMSNORM_OK;
+}
+
+rmsnorm_status rmsi_hip_backward_workspace_size(int64_t rows, int64_t cols, size_t *bytes)
+{
+    rmsi_hip_device d;
+    int64_t parts;
+    if (!bytes)
+        return RMSNORM_ERR_NULL_POINTER;
+    *bytes = 0;
+    if (rows < 0 || cols < 1)
+        return RMSNORM_ERR_BAD_SHAPE;
+    if (rmsi_hip_device_get(&d) != 0)
+        return RMSNORM_ERR_DEVICE;
+    if (rows == 0)
+        return RMSNORM_OK;
+    parts = rmsi_hip_partial_cap(rows, d.cus);
+    if (cols > (int64_t)(SIZE_MAX / sizeof(float)) / parts)
+        return RMSNORM_ERR_BAD_SHAPE;
+    *bytes = (size_t)parts * (size_t)cols * sizeof(float);
+    return RMSNORM_OK;
+}

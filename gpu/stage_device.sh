@@ -1,0 +1,22 @@
+#!/bin/sh
+# Stages what a device run needs into build/devrun (git-ignored; name it in the
+# run tool's carry list): the core library, the CUDA plugin, the test binaries,
+# rmsnorm-bench, and the two shared libraries the device image may lack
+# (libcmocka for the tests, libgomp for the core's OpenMP).
+set -eu
+d=build/devrun
+rm -rf "$d"
+mkdir -p "$d/lib" "$d/tests"
+cp -L build/librmsnorm.so.1 "$d/lib/"
+ln -s librmsnorm.so.1 "$d/lib/librmsnorm.so"
+cp build/librmsnorm_cuda.so "$d/lib/"
+for l in libcmocka.so.0 libgomp.so.1; do
+    p=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64/ { print $NF; exit }')
+    [ -n "$p" ] && cp -L "$p" "$d/lib/$l"
+done
+for t in build/tests/*; do
+    [ -f "$t" ] && [ -x "$t" ] && cp "$t" "$d/tests/" && strip --strip-debug "$d/tests/$(basename "$t")"
+done
+[ -x build/rmsnorm-bench ] && cp build/rmsnorm-bench "$d/" && strip --strip-debug "$d/rmsnorm-bench"
+strip --strip-debug "$d/lib/librmsnorm.so.1"
+du -sh "$d"

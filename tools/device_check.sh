@@ -1,0 +1,59 @@
+#!/bin/bash
+# One device call that closes the loop on a GPU machine (docs/gpu.md,
+# docs/fuzzing.md): a short benchmark of the fused ops first (alone on the GPU,
+# so its numbers mean something), then, in parallel, the cmocka suites on the
+# cuda backend, the Python binding's CUDA tests and four differential fuzzers
+# (2 x fuzz_forward, 2 x fuzz_backward, different seeds) for FUZZ_SECONDS each.
+# Needs build/devrun staged by gpu/stage_device.sh plus build/fuzz/*-replay.
+# avx512 is hidden from the fuzzers here: this run is about cuda against ref
+# (avx512 against ref is fuzzed by `ninja fuzz-smoke` on every CI run).
+# Everything is logged under $OUT.
+set -u
+OUT=${OUT:-/tmp/rmsnorm-out}
+mkdir -p "$OUT"
+D=$PWD/build/devrun
+export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
+export RMSNORM_PLUGIN_PATH=$D/lib
+secs=${FUZZ_SECONDS:-240}
+t0=$(date +%s)
+stamp() { echo "== $1 at +$(( $(date +%s) - t0 ))s"; }
+
+stamp env
+{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+
+stamp bench
+timeout 150 "$D/rmsnorm-bench" --backend cuda --op forward,fused-add,add-quant-block,backward --dtype bf16 \
+    --shape 4096x8192,32768x8192 --graph --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
+
+stamp parallel
+pids=""
+for h in fuzz_forward fuzz_backward; do
+    for seed in 1 2; do
+        RMSNORM_DISABLE_AVX512=1 RMSNORM_DEBUG=1 FUZZ_CRASH_FILE="$OUT/$h-$seed-crash" timeout $((secs + 60)) \
+            "$D/fuzz/$h-replay" -gen="$secs" -seed=$seed -max_len=8192 "fuzz/corpus/$h" \
+            > "$OUT/$h-$seed.log" 2>&1 &
+        pids="$pids $!"
+    done
+done
+( for t in "$D"/tests/*; do
+      n=$(basename "$t")
+      RMST_BACKENDS=cuda timeout 200 "$t" > "$OUT/test_$n.log" 2>&1
+      echo "test $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/test_$n.log" | tr '\n' ' ')"
+  done > "$OUT/tests_summary.txt" ) &
+tests_pid=$!
+( RMSNORM_LIBRARY=$D/lib/librmsnorm.so.1 RMSNORM_CUDA_REPORT=$OUT/cuda_report.json \
+      PYTHONPATH=bindings/python PYTHONUNBUFFERED=1 timeout 240 \
+      python3 -m pytest -q -p no:cacheprovider bindings/python/tests/test_cuda.py > "$OUT/pytest_cuda.txt" 2>&1
+  echo "pytest rc=$?" >> "$OUT/pytest_cuda.txt" ) &
+py_pid=$!
+wait $tests_pid; stamp tests; cat "$OUT/tests_summary.txt"
+wait $py_pid; stamp pytest; tail -5 "$OUT/pytest_cuda.txt"
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+stamp fuzz
+for f in "$OUT"/fuzz_*.log; do
+    echo "$(basename "$f"): $(grep -E 'backend .* present' "$f" | sed 's/.*backend \([a-z0-9]*\) present.*/\1/' | sort -u | tr '\n' ' ')| $(grep -E 'generated inputs|MISMATCH' "$f" | tail -2 | tr '\n' ' ')"
+done
+echo "fuzz rc=$rc"
