@@ -38,6 +38,46 @@ namespace {
  * out: the plain and fused forward do not pay their registers. */
 #define RMSI_FWD_BOUND(nv) ((nv) == 1 ? 1024 : ((nv) == 2 ? 512 : 256))
 
+/* One row's x (and residual) vectors of this thread, and its packed weights,
+ * zeros past the row or the rows. Functions rather than lambdas, and a branch
+ * rather than `on ? load : zero`: with either of those clang keeps the arrays
+ * or the zero vector in scratch on AMD (docs/perf/amd-isa.md), as in
+ * rmsi_bwd_load_row. */
+template <typename T, int NV>
+__device__ __forceinline__ void rmsi_fwd_load_row(const rmsi_fwd_params &p, int64_t r, int t, int tpr,
+                                                  int64_t nvec, uint4 (&xo)[NV], uint4 (&ro)[NV])
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int64_t i = t + (int64_t)k * tpr;
+        xo[k] = make_uint4(0u, 0u, 0u, 0u);
+        ro[k] = make_uint4(0u, 0u, 0u, 0u);
+        if (r < p.rows && i < nvec) {
+            xo[k] = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld) + i * VEC);
+            if (p.res)
+                ro[k] = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld) + i * VEC);
+        }
+    }
+}
+
+template <typename T, typename W, int NV>
+__device__ __forceinline__ void rmsi_fwd_load_w(const rmsi_fwd_params &p, int t, int tpr, int64_t nvec,
+                                                uint4 (&wa)[NV][rmsi_wchunks<T, W>::n])
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int64_t i = t + (int64_t)k * tpr;
+#pragma unroll
+        for (int c = 0; c < rmsi_wchunks<T, W>::n; c++) {
+            wa[k][c] = make_uint4(0u, 0u, 0u, 0u);
+            if (p.w && i < nvec)
+                wa[k][c] = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + i * VEC)[c];
+        }
+    }
+}
+
 template <typename T, typename W, int NV, bool Q>
 __global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi_fwd_params p)
 {
@@ -57,52 +97,25 @@ __global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi
     const int64_t nvec = p.cols / VEC;
     const float s_tensor = (Q && p.quant == RMSI_Q_TENSOR) ? p.scale[0] : 1.0f;
     const int64_t step = (int64_t)gridDim.x * blockDim.y;
-    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 
     /* The columns of a thread never change: with PF its weights are loaded once. */
     uint4 wa[NV][WCH];
-    auto load_w = [&]() {
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
-#pragma unroll
-            for (int c = 0; c < WCH; c++)
-                wa[k][c] = (p.w && i < nvec)
-                               ? reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + i * VEC)[c]
-                               : zero;
-        }
-    };
     if (PF)
-        load_w();
-
-    auto load_row = [&](int64_t r, uint4 *xo, uint4 *ro) {
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
-            const bool on = r < p.rows && i < nvec;
-            xo[k] = on ? *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld) + i * VEC) : zero;
-        }
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
-            const bool on = p.res && r < p.rows && i < nvec;
-            ro[k] = on ? *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld) + i * VEC) : zero;
-        }
-    };
+        rmsi_fwd_load_w<T, W, NV>(p, t, tpr, nvec, wa);
 
     int64_t base = (int64_t)blockIdx.x * blockDim.y;
     uint4 xa[NV], ra[NV];
     if (PF)
-        load_row(base + threadIdx.y, xa, ra);
+        rmsi_fwd_load_row<T, NV>(p, base + threadIdx.y, t, tpr, nvec, xa, ra);
     for (; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
         uint4 xn[NV], rn[NV];
         if (PF) {
-            load_row(row + step, xn, rn);
+            rmsi_fwd_load_row<T, NV>(p, row + step, t, tpr, nvec, xn, rn);
         } else {
-            load_row(row, xa, ra);
-            load_w();
+            rmsi_fwd_load_row<T, NV>(p, row, t, tpr, nvec, xa, ra);
+            rmsi_fwd_load_w<T, W, NV>(p, t, tpr, nvec, wa);
         }
 
         /* h, kept packed in xa: one add, one rounding, bit-exact */
