@@ -4,6 +4,7 @@
 # so its numbers mean something), then, in parallel, the cmocka suites on the
 # cuda backend, the Python binding's CUDA tests and four differential fuzzers
 # (2 x fuzz_forward, 2 x fuzz_backward, different seeds) for FUZZ_SECONDS each.
+# REPLAY="corpus files" replays those first; SKIP_BENCH=1 skips the benchmark; TESTS="test_a test_b" limits the suites.
 # Needs build/devrun staged by gpu/stage_device.sh plus build/fuzz/*-replay.
 # avx512 is hidden from the fuzzers here: this run is about cuda against ref
 # (avx512 against ref is fuzzed by `ninja fuzz-smoke` on every CI run).
@@ -22,12 +23,24 @@ stamp env
 { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 
+if [ "${SKIP_BENCH:-0}" = 1 ]; then
+    echo "bench skipped (SKIP_BENCH=1)"
+else
 stamp bench
 timeout 150 "$D/rmsnorm-bench" --backend cuda --op forward,fused-add,add-quant-block,backward --dtype bf16 \
     --shape 4096x8192,32768x8192 --graph --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
+fi
 
 stamp parallel
+if [ -n "${REPLAY:-}" ]; then
+    # earlier findings first, each alone, avx512 hidden as for the fuzzers
+    for f in $REPLAY; do
+        h=$(basename "$(dirname "$f")")
+        RMSNORM_DISABLE_AVX512=1 "$D/fuzz/$h-replay" "$f" > "$OUT/replay-$(basename "$f").log" 2>&1
+        echo "replay $f rc=$? $(grep -E 'MISMATCH|replayed' "$OUT/replay-$(basename "$f").log" | tr '\n' ' ')"
+    done
+fi
 pids=""
 for h in fuzz_forward fuzz_backward; do
     for seed in 1 2; do
@@ -37,8 +50,8 @@ for h in fuzz_forward fuzz_backward; do
         pids="$pids $!"
     done
 done
-( for t in "$D"/tests/*; do
-      n=$(basename "$t")
+( for n in ${TESTS:-$(ls "$D"/tests)}; do
+      t=$D/tests/$n
       RMST_BACKENDS=cuda timeout 200 "$t" > "$OUT/test_$n.log" 2>&1
       echo "test $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/test_$n.log" | tr '\n' ' ')"
   done > "$OUT/tests_summary.txt" ) &

@@ -20,8 +20,9 @@
  *   alignment and stride; its partial row is accumulated in the workspace by
  *   the one thread that owns each column (read-modify-write, no atomics).
  *
- * Math (docs/numerics.md): g = dy * weff, c = sum(g * n) / cols computed as
- * rstd * sum(g * h) / cols, dx = round_T(rstd * (g - n * c) + dres),
+ * Math (docs/numerics.md): g = dy * weff, n = h * rstd, c = sum(g * n) / cols
+ * (rstd known before the sum: given, or reduced first), dx = round_T(rstd *
+ * (g - n * c) + dres),
  * dw += dy * m with m = n or round_T(n) (ROUND_LLAMA).
  */
 #include "gpu/common/device_math.h"
@@ -129,7 +130,27 @@ __global__ void __launch_bounds__(RMSI_BWD_BOUND(NV), 1) rmsi_bwd_reg(const rmsi
             rmsi_bwd_load_row<T, NV>(p, row, t, tpr, nvec, xa, ga);
         const float rs_saved = (p.rstd && live) ? p.rstd[row] : 0.0f;
 
-        float ss = 0.0f, sgh = 0.0f;
+        /* rstd first (given, or one more reduction), then c = sum(g * n) / cols
+         * with n = h * rstd, as docs/numerics.md orders it: sum(g * h) scaled
+         * afterwards overflows for |h| near 2^46 and underflows near 2^-48
+         * (found by fuzz_backward on the H200). p.rstd is uniform per CTA. */
+        float rs = rs_saved;
+        if (!p.rstd) {
+            float ss = 0.0f;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int64_t i = t + (int64_t)k * tpr;
+                if (!(live && i < nvec))
+                    continue;
+                float h[VEC];
+                rmsi_unpack16<T>(xa[k], h);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    ss += h[e] * h[e];
+            }
+            rs = rmsi_d_rstd(rmsi_row_reduce(ss, red, rmsi_op_sum()), p.cols, p.eps);
+        }
+        float sgn = 0.0f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int64_t i = t + (int64_t)k * tpr;
@@ -140,14 +161,10 @@ __global__ void __launch_bounds__(RMSI_BWD_BOUND(NV), 1) rmsi_bwd_reg(const rmsi
             rmsi_unpack16<T>(ga[k], g);
             weff(k, wf);
 #pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                ss += h[e] * h[e];
-                sgh += (g[e] * wf[e]) * h[e];
-            }
+            for (int e = 0; e < VEC; e++)
+                sgn += (g[e] * wf[e]) * (h[e] * rs);
         }
-        rmsi_row_reduce2(ss, sgh, red);
-        const float rs = p.rstd ? rs_saved : rmsi_d_rstd(ss, p.cols, p.eps);
-        const float c = __fdiv_rn(sgh * rs, (float)p.cols);
+        const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
 
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -205,21 +222,33 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
     bool first = true;
 
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
-        float ss = 0.0f, sgh = 0.0f;
+        /* Same order as rmsi_bwd_reg: rstd, then sum(g * n); this path re-reads
+         * the row from memory (L2) for the extra pass when rstd is recomputed. */
+        float rs = 0.0f;
+        if (p.rstd) {
+            rs = p.rstd[row];
+        } else {
+            float ss = 0.0f;
+            for (int64_t i = t; i < nvec; i += nt) {
+                float h[VEC];
+                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    ss += h[e] * h[e];
+            }
+            rs = rmsi_d_rstd(rmsi_row_reduce(ss, red, rmsi_op_sum()), p.cols, p.eps);
+        }
+        float sgn = 0.0f;
         for (int64_t i = t; i < nvec; i += nt) {
             float h[VEC], g[VEC], wf[VEC];
             rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
             rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dy, row, p.dy_ld) + i * VEC, g);
             rmsi_bwd_weff<W, VEC>(p, i * VEC, wf);
 #pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                ss += h[e] * h[e];
-                sgh += (g[e] * wf[e]) * h[e];
-            }
+            for (int e = 0; e < VEC; e++)
+                sgn += (g[e] * wf[e]) * (h[e] * rs);
         }
-        rmsi_row_reduce2(ss, sgh, red);
-        const float rs = p.rstd ? p.rstd[row] : rmsi_d_rstd(ss, p.cols, p.eps);
-        const float c = __fdiv_rn(sgh * rs, (float)p.cols);
+        const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
         for (int64_t i = t; i < nvec; i += nt) {
             float h[VEC], dy[VEC], wf[VEC], d[VEC], acc[VEC];
             rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);

@@ -52,34 +52,4 @@ __device__ __forceinline__ float rmsi_row_reduce(float v, float *sm, Op op)
     return r;
 }
 
-/* Two sums at once (the backward's sum h^2 and sum g*h): one barrier pair. */
-__device__ __forceinline__ void rmsi_row_reduce2(float &a, float &b, float *sm /* 2 * RMSI_MAX_WARPS */)
-{
-    const int tpr = (int)blockDim.x;
-    rmsi_op_sum op;
-    const int width = tpr <= RMSI_WARP ? tpr : RMSI_WARP;
-    a = rmsi_warp_reduce(a, width, op);
-    b = rmsi_warp_reduce(b, width, op);
-    if (tpr <= RMSI_WARP)
-        return;
-    const int wpr = tpr / RMSI_WARP;
-    const int lane = (int)threadIdx.x % RMSI_WARP;
-    const int w = (int)threadIdx.x / RMSI_WARP;
-    float *ma = sm + threadIdx.y * wpr;
-    float *mb = sm + RMSI_MAX_WARPS + threadIdx.y * wpr;
-    if (lane == 0) {
-        ma[w] = a;
-        mb[w] = b;
-    }
-    __syncthreads();
-    float ra = ma[0], rb = mb[0];
-    for (int k = 1; k < wpr; k++) {
-        ra += ma[k];
-        rb += mb[k];
-    }
-    __syncthreads();
-    a = ra;
-    b = rb;
-}
-
 #endif /* RMSNORM_GPU_REDUCE_H */
