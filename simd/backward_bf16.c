@@ -14,27 +14,25 @@
 #error "simd/backward_bf16.c must be built with -mavx512bf16 (simd/simd.ninja)"
 #endif
 
-static void bwd_bf16hw_none(const void *c, int64_t i0, int64_t i1)
-{
-    rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, RMSI_W_NONE, 1);
-}
+#define BWD_HW(name, wk, simple)                                                \
+    static void name(const void *c, int64_t i0, int64_t i1)                     \
+    {                                                                           \
+        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, wk, 1, simple); \
+    }
 
-static void bwd_bf16hw_f32(const void *c, int64_t i0, int64_t i1)
-{
-    rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, RMSNORM_F32, 1);
-}
+BWD_HW(bwd_bf16hw_none, RMSI_W_NONE, 0)
+BWD_HW(bwd_bf16hw_f32, RMSNORM_F32, 0)
+BWD_HW(bwd_bf16hw_bf16, RMSNORM_BF16, 0)
+BWD_HW(bwd_bf16hw_none_s, RMSI_W_NONE, 1)
+BWD_HW(bwd_bf16hw_f32_s, RMSNORM_F32, 1)
+BWD_HW(bwd_bf16hw_bf16_s, RMSNORM_BF16, 1)
 
-static void bwd_bf16hw_bf16(const void *c, int64_t i0, int64_t i1)
-{
-    rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, RMSNORM_BF16, 1);
-}
-
-rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk)
+rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple)
 {
     switch (wk) {
-    case RMSI_W_NONE: return bwd_bf16hw_none;
-    case RMSNORM_F32: return bwd_bf16hw_f32;
+    case RMSI_W_NONE: return simple ? bwd_bf16hw_none_s : bwd_bf16hw_none;
+    case RMSNORM_F32: return simple ? bwd_bf16hw_f32_s : bwd_bf16hw_f32;
     case RMSNORM_BF16:
-    default: return bwd_bf16hw_bf16;
+    default: return simple ? bwd_bf16hw_bf16_s : bwd_bf16hw_bf16;
     }
 }

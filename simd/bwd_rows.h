@@ -5,8 +5,8 @@
  * Per row: (sweep 0, only when rstd is not given: sum of squares of x, the
  * forward's order, so a recomputed rstd has the forward's bits), sweep 1: sum
  * of g * n; sweep 2: dx, and dy * m added into the chunk's dweight partial row.
- * Sweep 1 reads dy and x from memory, sweep 2 re-reads them from L1/L2 while
- * prefetching the next row, so DRAM sees dy, x and dresidual once and dx once
+ * Both sweeps read dy and x from L1/L2 and prefetch half of the next row each
+ * (rmsi_bwd_row_run), so DRAM sees dy, x and dresidual once and dx once
  * (the 2-reads-1-write probe's shape). The partial row (cols floats) stays in
  * L1/L2 across the chunk's rows.
  */
@@ -31,7 +31,7 @@ typedef struct rmsi_bwd_ctx {
     int nt; /* dx written with non-temporal stores */
 } rmsi_bwd_ctx;
 
-rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk);
+rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple);
 
 typedef struct rmsi_bwd_row {
     const char *dy, *x, *dres;
@@ -77,6 +77,7 @@ RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
     __m512 dy, g, n;
+    const size_t sz = rmsi_vsize(t);
     const int64_t c64 = c->cols & ~(int64_t)63;
     int64_t j = 0;
 
@@ -85,6 +86,13 @@ RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m
         /* four named accumulators: an array indexed in a loop stayed in memory */
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
+            if (w->nx != NULL) { /* first half of the next row: see rmsi_bwd_row_run */
+                size_t o;
+                for (o = 0; o < 32u * sz; o += 64u) {
+                    _mm_prefetch(w->nx + (size_t)j * sz / 2u + o, _MM_HINT_T0);
+                    _mm_prefetch(w->ndy + (size_t)j * sz / 2u + o, _MM_HINT_T0);
+                }
+            }
             rmsi_bwd_gn(&k, w, j, 0, 1, rs, t, wk, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g, n, a0);
             rmsi_bwd_gn(&k, w, j + 16, 0, 1, rs, t, wk, &dy, &g, &n);
@@ -110,19 +118,19 @@ RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m
 /* dx and the dweight partial for 16 lanes at column j. */
 RMSI_INLINE void rmsi_bwd_out(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, __mmask16 m,
                               int full, int nt, __m512 rs, __m512 cm, rmsnorm_dtype t, int wk,
-                              int hw)
+                              int hw, int simple)
 {
     const size_t sz = rmsi_vsize(t);
     __m512 dy, g, n;
 
     rmsi_bwd_gn(c, w, j, m, full, rs, t, wk, &dy, &g, &n);
     __m512 d = _mm512_mul_ps(rs, _mm512_sub_ps(g, _mm512_mul_ps(n, cm)));
-    if (w->dres != NULL) {
+    if (!simple && w->dres != NULL) {
         const char *dp = w->dres + (size_t)j * sz;
         d = _mm512_add_ps(d, full ? rmsi_vload(dp, t) : rmsi_vload_m(dp, t, m));
     }
     if (w->part != NULL) {
-        const __m512 mm = c->llama ? rmsi_vround(n, t, hw) : n;
+        const __m512 mm = (!simple && c->llama) ? rmsi_vround(n, t, hw) : n;
         const __m512 p = _mm512_mul_ps(dy, mm);
         float *pp = w->part + j;
         __m512 acc = _mm512_setzero_ps();
@@ -142,45 +150,200 @@ RMSI_INLINE void rmsi_bwd_out(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_
 
 RMSI_INLINE void rmsi_bwd_out_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t j0,
                                     int64_t j1, int nt, __m512 rs, __m512 cm, rmsnorm_dtype t,
-                                    int wk, int hw)
+                                    int wk, int hw, int simple)
 {
     const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama };
     const size_t sz = rmsi_vsize(t);
     int64_t j = j0;
 
-    for (; j + RMSI_VL <= j1; j += RMSI_VL) {
-        if (w->nx != NULL) {
-            _mm_prefetch(w->nx + (size_t)j * sz, _MM_HINT_T0);
-            _mm_prefetch(w->ndy + (size_t)j * sz, _MM_HINT_T0);
+    if (w->nx != NULL) {
+        for (; j + RMSI_VL <= j1; j += RMSI_VL) {
+            const size_t o = (size_t)c->cols * sz / 2u + (size_t)j * sz / 2u;
+            _mm_prefetch(w->nx + o, _MM_HINT_T0);
+            _mm_prefetch(w->ndy + o, _MM_HINT_T0);
+            rmsi_bwd_out(&k, w, j, 0, 1, nt, rs, cm, t, wk, hw, simple);
         }
-        rmsi_bwd_out(&k, w, j, 0, 1, nt, rs, cm, t, wk, hw);
+    } else {
+        for (; j + RMSI_VL <= j1; j += RMSI_VL)
+            rmsi_bwd_out(&k, w, j, 0, 1, nt, rs, cm, t, wk, hw, simple);
     }
     if (j < j1)
-        rmsi_bwd_out(&k, w, j, rmsi_vmask(j1 - j), 0, 0, rs, cm, t, wk, hw);
+        rmsi_bwd_out(&k, w, j, rmsi_vmask(j1 - j), 0, 0, rs, cm, t, wk, hw, simple);
 }
 
-RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_bwd_row *w,
-                                  rmsnorm_dtype t, int wk, int hw)
+/*
+ * bf16 in even/odd form (rmsi_bf16_eo), for the simple calls (no dresidual,
+ * no LLAMA) with no weight or a bf16 weight: 32 columns per step, half the
+ * vector operations of the ordered widening, which made the bf16 backward
+ * compute-bound. The dot sums in that lane order (fixed by cols); dx and the
+ * dweight products are elementwise, the products put back in column order
+ * (two VPERMT2PS) so that the partial rows keep their layout.
+ */
+typedef struct rmsi_eo {
+    __m512 e, o;
+} rmsi_eo;
+
+RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, rmsi_mask32 m,
+                                int full, __m512 rs, int wk, rmsi_eo *dy, rmsi_eo *g, rmsi_eo *n)
 {
+    rmsi_bf16_load_eo(w->dy + (size_t)j * 2u, m, full, &dy->e, &dy->o);
+    rmsi_bf16_load_eo(w->x + (size_t)j * 2u, m, full, &n->e, &n->o);
+    n->e = _mm512_mul_ps(n->e, rs);
+    n->o = _mm512_mul_ps(n->o, rs);
+    if (wk == RMSI_W_NONE) {
+        *g = *dy;
+    } else {
+        rmsi_eo wv;
+        rmsi_bf16_load_eo(c->w + (size_t)j * 2u, m, full, &wv.e, &wv.o);
+        g->e = _mm512_mul_ps(dy->e, _mm512_add_ps(wv.e, c->off));
+        g->o = _mm512_mul_ps(dy->o, _mm512_add_ps(wv.o, c->off));
+    }
+}
+
+/* Sum of g_j * n_j: rmsi_row_sumsq_bf16's order. */
+RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs, int wk)
+{
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    __m512 tot = _mm512_setzero_ps();
+    __m512 a4 = _mm512_setzero_ps();
+    rmsi_eo dy, g, n;
+    const int64_t c64 = c->cols & ~(int64_t)63;
+    int64_t j = 0;
+
+    while (j < c64) {
+        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; j < end; j += 64) {
+            if (w->nx != NULL) { /* first half of the next row: see rmsi_bwd_row_run */
+                _mm_prefetch(w->nx + (size_t)j, _MM_HINT_T0);
+                _mm_prefetch(w->ndy + (size_t)j, _MM_HINT_T0);
+            }
+            rmsi_bwd_gn_eo(&k, w, j, 0, 1, rs, wk, &dy, &g, &n);
+            a0 = _mm512_fmadd_ps(g.e, n.e, a0);
+            a1 = _mm512_fmadd_ps(g.o, n.o, a1);
+            rmsi_bwd_gn_eo(&k, w, j + 32, 0, 1, rs, wk, &dy, &g, &n);
+            a2 = _mm512_fmadd_ps(g.e, n.e, a2);
+            a3 = _mm512_fmadd_ps(g.o, n.o, a3);
+        }
+        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    for (; j < c->cols; j += 32) {
+        const int64_t left = c->cols - j;
+        rmsi_bwd_gn_eo(&k, w, j, rmsi_vmask32(left < 32 ? left : 32), 0, rs, wk, &dy, &g, &n);
+        a4 = _mm512_fmadd_ps(g.e, n.e, a4);
+        a4 = _mm512_fmadd_ps(g.o, n.o, a4);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+/* The dweight partial of 16 columns in column order (m: the lanes). */
+RMSI_INLINE void rmsi_bwd_part16(float *pp, __m512 p, __mmask16 m, int full, int first)
+{
+    __m512 acc = _mm512_setzero_ps();
+
+    if (!first)
+        acc = full ? _mm512_loadu_ps(pp) : _mm512_maskz_loadu_ps(m, pp);
+    acc = _mm512_add_ps(acc, p);
+    if (full)
+        _mm512_storeu_ps(pp, acc);
+    else
+        _mm512_mask_storeu_ps(pp, m, acc);
+}
+
+/* dx and the dweight partial of the 32 columns at j. */
+RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j,
+                                 rmsi_mask32 m, int full, int nt, __m512 rs, __m512 cm, int wk,
+                                 int hw)
+{
+    rmsi_eo dy, g, n;
+    char *dxp = w->dx + (size_t)j * 2u;
+
+    rmsi_bwd_gn_eo(c, w, j, m, full, rs, wk, &dy, &g, &n);
+    const __m512 de = _mm512_mul_ps(rs, _mm512_sub_ps(g.e, _mm512_mul_ps(n.e, cm)));
+    const __m512 dod = _mm512_mul_ps(rs, _mm512_sub_ps(g.o, _mm512_mul_ps(n.o, cm)));
+    if (w->part != NULL) {
+        __m512 lo, hi;
+        rmsi_eo_interleave(_mm512_mul_ps(dy.e, n.e), _mm512_mul_ps(dy.o, n.o), &lo, &hi);
+        if (full) {
+            rmsi_bwd_part16(w->part + j, lo, 0, 1, w->first);
+            rmsi_bwd_part16(w->part + j + 16, hi, 0, 1, w->first);
+        } else {
+            const __mmask16 mlo = (__mmask16)(m & 0xffffu);
+            const __mmask16 mhi = (__mmask16)(m >> 16);
+            rmsi_bwd_part16(w->part + j, lo, mlo, 0, w->first);
+            if (mhi != 0)
+                rmsi_bwd_part16(w->part + j + 16, hi, mhi, 0, w->first);
+        }
+    }
+    const __m512i d = rmsi_bf16_pack_eo(de, dod, hw);
+    if (!full)
+        _mm512_mask_storeu_epi16(dxp, m, d);
+    else if (nt)
+        _mm512_stream_si512((void *)dxp, d);
+    else
+        _mm512_storeu_si512(dxp, d);
+}
+
+RMSI_INLINE void rmsi_bwd_out_range_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t j0,
+                                       int64_t j1, int nt, __m512 rs, __m512 cm, int wk, int hw)
+{
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    int64_t j = j0;
+
+    if (w->nx != NULL) {
+        for (; j + 32 <= j1; j += 32) {
+            const size_t o = (size_t)c->cols + (size_t)j; /* second half, bytes */
+            _mm_prefetch(w->nx + o, _MM_HINT_T0);
+            _mm_prefetch(w->ndy + o, _MM_HINT_T0);
+            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw);
+        }
+    } else {
+        for (; j + 32 <= j1; j += 32)
+            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw);
+    }
+    if (j < j1)
+        rmsi_bwd_out_eo(&k, w, j, rmsi_vmask32(j1 - j), 0, 0, rs, cm, wk, hw);
+}
+
+/* Columns [j0, j1) of the dx sweep. */
+RMSI_INLINE void rmsi_bwd_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t j0, int64_t j1,
+                                int nt, __m512 rs, __m512 cm, rmsnorm_dtype t, int wk, int hw,
+                                int simple)
+{
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32)
+        rmsi_bwd_out_range_eo(c, w, j0, j1, nt, rs, cm, wk, hw);
+    else
+        rmsi_bwd_out_range(c, w, j0, j1, nt, rs, cm, t, wk, hw, simple);
+}
+
+/* One row. The next row of x and dy is prefetched in two halves, the first
+ * during the dot sweep and the second during the dx sweep, so that requests
+ * to memory go out at an even pace over the whole row instead of only while
+ * dx is written (the dot sweep itself reads from the cache). */
+RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_bwd_row *w,
+                                  rmsnorm_dtype t, int wk, int hw, int simple)
+{
+    const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
     const float rstd = c->rstd != NULL
                            ? c->rstd[r]
-                           : rmsi_simd_rstd(rmsi_row_sumsq(w->x, NULL, c->cols, t), c->cols, c->eps);
+                           : rmsi_simd_rstd(rmsi_row_sumsq(w->x, NULL, c->cols, t, hw), c->cols, c->eps);
     const __m512 rs = _mm512_set1_ps(rstd);
-    const float cmean = rmsi_bwd_dot(c, w, rs, t, wk) / (float)c->cols;
+    const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk) : rmsi_bwd_dot(c, w, rs, t, wk);
+    const float cmean = dot / (float)c->cols;
     const __m512 cm = _mm512_set1_ps(cmean);
 
     if (c->nt) {
         const int64_t head = rmsi_align_head(w->dx, rmsi_vsize(t), c->cols);
-        rmsi_bwd_out_range(c, w, 0, head, 0, rs, cm, t, wk, hw);
-        rmsi_bwd_out_range(c, w, head, c->cols, 1, rs, cm, t, wk, hw);
+        rmsi_bwd_range(c, w, 0, head, 0, rs, cm, t, wk, hw, simple);
+        rmsi_bwd_range(c, w, head, c->cols, 1, rs, cm, t, wk, hw, simple);
     } else {
-        rmsi_bwd_out_range(c, w, 0, c->cols, 0, rs, cm, t, wk, hw);
+        rmsi_bwd_range(c, w, 0, c->cols, 0, rs, cm, t, wk, hw, simple);
     }
 }
 
 /* Rows [r0, r1) with partial row part (NULL: no dweight). */
 RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, float *part,
-                               rmsnorm_dtype t, int wk, int hw)
+                               rmsnorm_dtype t, int wk, int hw, int simple)
 {
     int64_t r;
 
@@ -188,28 +351,29 @@ RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, fl
         rmsi_bwd_row w;
         w.dy = c->dy + (size_t)r * c->dys;
         w.x = c->x + (size_t)r * c->xs;
-        w.dres = c->dres != NULL ? c->dres + (size_t)r * c->drs : NULL;
+        w.dres = (!simple && c->dres != NULL) ? c->dres + (size_t)r * c->drs : NULL;
         w.dx = c->dx + (size_t)r * c->dxs;
         w.part = part;
         w.first = r == r0;
         w.ndy = r + 1 < r1 ? w.dy + c->dys : NULL;
         w.nx = r + 1 < r1 ? w.x + c->xs : NULL;
-        rmsi_bwd_row_run(c, r, &w, t, wk, hw);
+        rmsi_bwd_row_run(c, r, &w, t, wk, hw, simple);
     }
 }
 
-/* Items are rows (no dweight) or dweight chunks. */
+/* Items are rows (no dweight) or dweight chunks. simple != 0 (compile-time):
+ * no dresidual and no ROUND_LLAMA. */
 RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, rmsnorm_dtype t,
-                                int wk, int hw)
+                                int wk, int hw, int simple)
 {
     if (c->ws == NULL) {
-        rmsi_bwd_rows(c, i0, i1, NULL, t, wk, hw);
+        rmsi_bwd_rows(c, i0, i1, NULL, t, wk, hw, simple);
     } else {
         int64_t k;
         for (k = i0; k < i1; k++) {
             const int64_t r0 = k * c->chunk_rows;
             const int64_t r1 = c->rows - r0 > c->chunk_rows ? r0 + c->chunk_rows : c->rows;
-            rmsi_bwd_rows(c, r0, r1, c->ws + (size_t)k * (size_t)c->cols, t, wk, hw);
+            rmsi_bwd_rows(c, r0, r1, c->ws + (size_t)k * (size_t)c->cols, t, wk, hw, simple);
         }
     }
     if (c->nt)

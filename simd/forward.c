@@ -15,10 +15,16 @@
 #include "simd/fwd_rows.h"
 #include "simd/simd.h"
 
+/* Each (dtype, weight) pair in two forms: the general one, and the simple one
+ * (rmsi_fwd_rows) the common calls take: no quantisation, no LLAMA. */
 #define FWD_INST(name, t, wk)                                                   \
     static void name(const void *c, int64_t r0, int64_t r1)                     \
     {                                                                           \
-        rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, t, wk, 0);               \
+        rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, t, wk, 0, 0);            \
+    }                                                                           \
+    static void name##_s(const void *c, int64_t r0, int64_t r1)                 \
+    {                                                                           \
+        rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, t, wk, 0, 1);            \
     }
 
 FWD_INST(fwd_f32_none, RMSNORM_F32, RMSI_W_NONE)
@@ -30,20 +36,26 @@ FWD_INST(fwd_bf16_none, RMSNORM_BF16, RMSI_W_NONE)
 FWD_INST(fwd_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
 FWD_INST(fwd_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 
-static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt)
+#define FWD_PICK(a) (simple ? a##_s : (a))
+
+static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple)
 {
     const int wk = w == NULL ? RMSI_W_NONE : (int)wt;
     const int bf16hw = rmsi_avx512_has_bf16;
 
     switch (t) {
     case RMSNORM_F32:
-        return wk == RMSI_W_NONE ? fwd_f32_none : fwd_f32_f32;
+        return wk == RMSI_W_NONE ? FWD_PICK(fwd_f32_none) : FWD_PICK(fwd_f32_f32);
     case RMSNORM_F16:
-        return wk == RMSI_W_NONE ? fwd_f16_none : wk == RMSNORM_F32 ? fwd_f16_f32 : fwd_f16_f16;
+        return wk == RMSI_W_NONE   ? FWD_PICK(fwd_f16_none)
+               : wk == RMSNORM_F32 ? FWD_PICK(fwd_f16_f32)
+                                   : FWD_PICK(fwd_f16_f16);
     case RMSNORM_BF16:
         if (bf16hw)
-            return rmsi_fwd_bf16hw_pick(wk);
-        return wk == RMSI_W_NONE ? fwd_bf16_none : wk == RMSNORM_F32 ? fwd_bf16_f32 : fwd_bf16_bf16;
+            return rmsi_fwd_bf16hw_pick(wk, simple);
+        return wk == RMSI_W_NONE   ? FWD_PICK(fwd_bf16_none)
+               : wk == RMSNORM_F32 ? FWD_PICK(fwd_bf16_f32)
+                                   : FWD_PICK(fwd_bf16_bf16);
     default:
         return NULL;
     }
@@ -66,8 +78,9 @@ rmsnorm_status rmsi_avx512_forward(const rmsnorm_forward_args *a, void *stream)
     const rmsnorm_dtype t = a->x.dtype;
     const int64_t rows = a->x.rows;
     const int64_t cols = a->x.cols;
-    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype);
     const int has_q = a->quant_mode != RMSNORM_QUANT_NONE && a->q.data != NULL;
+    const int simple = !has_q && a->y.data != NULL && (a->flags & RMSNORM_ROUND_LLAMA) == 0u;
+    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype, simple);
 
     (void)stream;
     if (RMSI_NEVER(fn == NULL))

@@ -14,27 +14,25 @@
 #error "simd/forward_bf16.c must be built with -mavx512bf16 (simd/simd.ninja)"
 #endif
 
-static void fwd_bf16hw_none(const void *c, int64_t r0, int64_t r1)
-{
-    rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, RMSNORM_BF16, RMSI_W_NONE, 1);
-}
+#define FWD_HW(name, wk, simple)                                                \
+    static void name(const void *c, int64_t r0, int64_t r1)                     \
+    {                                                                           \
+        rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, RMSNORM_BF16, wk, 1, simple); \
+    }
 
-static void fwd_bf16hw_f32(const void *c, int64_t r0, int64_t r1)
-{
-    rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, RMSNORM_BF16, RMSNORM_F32, 1);
-}
+FWD_HW(fwd_bf16hw_none, RMSI_W_NONE, 0)
+FWD_HW(fwd_bf16hw_f32, RMSNORM_F32, 0)
+FWD_HW(fwd_bf16hw_bf16, RMSNORM_BF16, 0)
+FWD_HW(fwd_bf16hw_none_s, RMSI_W_NONE, 1)
+FWD_HW(fwd_bf16hw_f32_s, RMSNORM_F32, 1)
+FWD_HW(fwd_bf16hw_bf16_s, RMSNORM_BF16, 1)
 
-static void fwd_bf16hw_bf16(const void *c, int64_t r0, int64_t r1)
-{
-    rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, RMSNORM_BF16, RMSNORM_BF16, 1);
-}
-
-rmsi_range_fn rmsi_fwd_bf16hw_pick(int wk)
+rmsi_range_fn rmsi_fwd_bf16hw_pick(int wk, int simple)
 {
     switch (wk) {
-    case RMSI_W_NONE: return fwd_bf16hw_none;
-    case RMSNORM_F32: return fwd_bf16hw_f32;
+    case RMSI_W_NONE: return simple ? fwd_bf16hw_none_s : fwd_bf16hw_none;
+    case RMSNORM_F32: return simple ? fwd_bf16hw_f32_s : fwd_bf16hw_f32;
     case RMSNORM_BF16:
-    default: return fwd_bf16hw_bf16;
+    default: return simple ? fwd_bf16hw_bf16_s : fwd_bf16hw_bf16;
     }
 }

@@ -21,6 +21,7 @@
 #ifndef RMSNORM_SIMD_FWD_ROWS_H
 #define RMSNORM_SIMD_FWD_ROWS_H
 
+#include "internal.h"
 #include "ref/formats.h"
 #include "simd/rowsum.h"
 #include "simd/simd.h"
@@ -47,8 +48,9 @@ typedef struct rmsi_fwd_ctx {
 } rmsi_fwd_ctx;
 
 /* The bf16 instantiations that use VCVTNEPS2BF16 (simd/forward_bf16.c, the
- * only forward file built with -mavx512bf16); wk is RMSI_W_NONE or a dtype. */
-rmsi_range_fn rmsi_fwd_bf16hw_pick(int wk);
+ * only forward file built with -mavx512bf16); wk is RMSI_W_NONE or a dtype,
+ * simple as in rmsi_fwd_rows. */
+rmsi_range_fn rmsi_fwd_bf16hw_pick(int wk, int simple);
 
 /* One row's pointers. hx/hr are where h comes from after sweep 1. */
 typedef struct rmsi_fwd_row {
@@ -69,11 +71,11 @@ typedef struct rmsi_fwd_k {
 
 /* v of 16 lanes at column j (full != 0: no mask). */
 RMSI_INLINE __m512 rmsi_fwd_v(const rmsi_fwd_k *c, const rmsi_fwd_row *w, int64_t j, __mmask16 m,
-                              int full, __m512 rs, rmsnorm_dtype t, int wk, int hw)
+                              int full, __m512 rs, rmsnorm_dtype t, int wk, int hw, int simple)
 {
     const __m512 h = full ? rmsi_h_full(w->hx, w->hr, j, t) : rmsi_h_mask(w->hx, w->hr, j, t, m);
     __m512 n = _mm512_mul_ps(h, rs);
-    if (c->llama)
+    if (!simple && c->llama)
         n = rmsi_vround(n, t, hw);
     if (wk == RMSI_W_NONE)
         return n;
@@ -83,48 +85,142 @@ RMSI_INLINE __m512 rmsi_fwd_v(const rmsi_fwd_k *c, const rmsi_fwd_row *w, int64_
     return _mm512_mul_ps(n, _mm512_add_ps(wv, c->off));
 }
 
+/* y and/or q of the 16 lanes at column j (full vector). */
+RMSI_INLINE void rmsi_fwd_store1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j, __m512 rs,
+                                 __m512 qs, const rmsi_fp8v *f, int nt, rmsnorm_dtype t, int wk,
+                                 int hw, int simple)
+{
+    const __m512 v = rmsi_fwd_v(k, w, j, 0, 1, rs, t, wk, hw, simple);
+    if (simple || w->y != NULL)
+        rmsi_vstore(w->y + (size_t)j * rmsi_vsize(t), v, t, hw, nt);
+    if (!simple && w->q != NULL)
+        _mm_storeu_si128((__m128i *)(w->q + j), rmsi_fp8_encode(_mm512_div_ps(v, qs), f));
+}
+
+/* Columns [j, j1) in steps of 32 with the next row's lines prefetched (one
+ * prefetch per 64-byte line: 32 16-bit elements, or two lines of f32);
+ * returns the first column not done. pf: prefetch at all. */
+RMSI_INLINE int64_t rmsi_fwd_store32(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j, int64_t j1,
+                                     __m512 rs, __m512 qs, const rmsi_fp8v *f, int nt, int pf,
+                                     rmsnorm_dtype t, int wk, int hw, int simple)
+{
+    const size_t sz = rmsi_vsize(t);
+
+    for (; j + (int64_t)2 * RMSI_VL <= j1; j += (int64_t)2 * RMSI_VL) {
+        if (pf) {
+            _mm_prefetch(w->nx + (size_t)j * sz, _MM_HINT_T0);
+            if (sz == 4u)
+                _mm_prefetch(w->nx + (size_t)j * sz + 64u, _MM_HINT_T0);
+            if (w->nr != NULL) {
+                _mm_prefetch(w->nr + (size_t)j * sz, _MM_HINT_T0);
+                if (sz == 4u)
+                    _mm_prefetch(w->nr + (size_t)j * sz + 64u, _MM_HINT_T0);
+            }
+        }
+        rmsi_fwd_store1(k, w, j, rs, qs, f, nt, t, wk, hw, simple);
+        rmsi_fwd_store1(k, w, j + RMSI_VL, rs, qs, f, nt, t, wk, hw, simple);
+    }
+    return j;
+}
+
 /* y and/or q for columns [j0, j1); q = fp8(v / qscale). */
 RMSI_INLINE void rmsi_fwd_store(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t j0, int64_t j1,
-                                __m512 rs, float qscale, int nt, rmsnorm_dtype t, int wk, int hw)
+                                __m512 rs, float qscale, int nt, rmsnorm_dtype t, int wk, int hw,
+                                int simple)
 {
     const rmsi_fwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama };
-    const size_t sz = rmsi_vsize(t);
     const __m512 qs = _mm512_set1_ps(qscale);
-    const rmsi_fp8v f = rmsi_fp8v_of(c->qt);
-    int64_t j = j0;
+    const rmsi_fp8v f = rmsi_fp8v_of(simple ? RMSNORM_F8_E4M3 : c->qt);
+    int64_t j;
 
-    for (; j + RMSI_VL <= j1; j += RMSI_VL) {
-        if (w->nx != NULL) {
-            _mm_prefetch(w->nx + (size_t)j * sz, _MM_HINT_T0);
-            if (w->nr != NULL)
-                _mm_prefetch(w->nr + (size_t)j * sz, _MM_HINT_T0);
-        }
-        const __m512 v = rmsi_fwd_v(&k, w, j, 0, 1, rs, t, wk, hw);
-        if (w->y != NULL)
-            rmsi_vstore(w->y + (size_t)j * sz, v, t, hw, nt);
-        if (w->q != NULL)
-            _mm_storeu_si128((__m128i *)(w->q + j), rmsi_fp8_encode(_mm512_div_ps(v, qs), &f));
+    /* the prefetch test is hoisted: the loop bodies carry no row-invariant branch */
+    if (w->nx != NULL)
+        j = rmsi_fwd_store32(&k, w, j0, j1, rs, qs, &f, nt, 1, t, wk, hw, simple);
+    else
+        j = rmsi_fwd_store32(&k, w, j0, j1, rs, qs, &f, nt, 0, t, wk, hw, simple);
+    if (j + RMSI_VL <= j1) {
+        rmsi_fwd_store1(&k, w, j, rs, qs, &f, nt, t, wk, hw, simple);
+        j += RMSI_VL;
     }
     if (j < j1) {
         const __mmask16 m = rmsi_vmask(j1 - j);
-        const __m512 v = rmsi_fwd_v(&k, w, j, m, 0, rs, t, wk, hw);
-        if (w->y != NULL)
-            rmsi_vstore_m(w->y + (size_t)j * sz, v, t, hw, m);
-        if (w->q != NULL)
+        const __m512 v = rmsi_fwd_v(&k, w, j, m, 0, rs, t, wk, hw, simple);
+        if (simple || w->y != NULL)
+            rmsi_vstore_m(w->y + (size_t)j * rmsi_vsize(t), v, t, hw, m);
+        if (!simple && w->q != NULL)
             _mm_mask_storeu_epi8(w->q + j, m, rmsi_fp8_encode(_mm512_div_ps(v, qs), &f));
     }
 }
 
+/* bf16 y of the 32 columns at j (m: the lanes, when !full) in even/odd form. */
+RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j, rmsi_mask32 m,
+                              int full, __m512 rs, int nt, int wk, int hw)
+{
+    __m512 e, o;
+    char *yp = w->y + (size_t)j * 2u;
+
+    rmsi_h_eo(w->hx, w->hr, j, m, full, hw, &e, &o);
+    e = _mm512_mul_ps(e, rs);
+    o = _mm512_mul_ps(o, rs);
+    if (wk != RMSI_W_NONE) {
+        __m512 we, wo;
+        rmsi_bf16_load_eo(k->w + (size_t)j * 2u, m, full, &we, &wo);
+        e = _mm512_mul_ps(e, _mm512_add_ps(we, k->off));
+        o = _mm512_mul_ps(o, _mm512_add_ps(wo, k->off));
+    }
+    const __m512i p = rmsi_bf16_pack_eo(e, o, hw);
+    if (!full)
+        _mm512_mask_storeu_epi16(yp, m, p);
+    else if (nt)
+        _mm512_stream_si512((void *)yp, p);
+    else
+        _mm512_storeu_si512(yp, p);
+}
+
+/* The simple bf16 y sweep over [j0, j1) with no weight or a bf16 weight: the
+ * even/odd form halves its vector operations (docs/perf/cpu.md). */
+RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t j0,
+                                   int64_t j1, __m512 rs, int nt, int wk, int hw)
+{
+    const rmsi_fwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    int64_t j = j0;
+
+    if (w->nx != NULL) {
+        for (; j + 32 <= j1; j += 32) {
+            _mm_prefetch(w->nx + (size_t)j * 2u, _MM_HINT_T0);
+            if (w->nr != NULL)
+                _mm_prefetch(w->nr + (size_t)j * 2u, _MM_HINT_T0);
+            rmsi_fwd_eo1(&k, w, j, 0, 1, rs, nt, wk, hw);
+        }
+    } else {
+        for (; j + 32 <= j1; j += 32)
+            rmsi_fwd_eo1(&k, w, j, 0, 1, rs, nt, wk, hw);
+    }
+    if (j < j1)
+        rmsi_fwd_eo1(&k, w, j, rmsi_vmask32(j1 - j), 0, rs, 0, wk, hw);
+}
+
+/* Columns [j0, j1) of the y/q sweep. */
+RMSI_INLINE void rmsi_fwd_range(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t j0, int64_t j1,
+                                __m512 rs, float qscale, int nt, rmsnorm_dtype t, int wk, int hw,
+                                int simple)
+{
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32)
+        rmsi_fwd_store_eo(c, w, j0, j1, rs, nt, wk, hw);
+    else
+        rmsi_fwd_store(c, w, j0, j1, rs, qscale, nt, t, wk, hw, simple);
+}
+
 /* The y/q sweep of a row, split at y's 64-byte boundary when streaming. */
 RMSI_INLINE void rmsi_fwd_store_row(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, __m512 rs,
-                                    float qscale, rmsnorm_dtype t, int wk, int hw)
+                                    float qscale, rmsnorm_dtype t, int wk, int hw, int simple)
 {
     if (c->nt && w->y != NULL) {
         const int64_t head = rmsi_align_head(w->y, rmsi_vsize(t), c->cols);
-        rmsi_fwd_store(c, w, 0, head, rs, qscale, 0, t, wk, hw);
-        rmsi_fwd_store(c, w, head, c->cols, rs, qscale, 1, t, wk, hw);
+        rmsi_fwd_range(c, w, 0, head, rs, qscale, 0, t, wk, hw, simple);
+        rmsi_fwd_range(c, w, head, c->cols, rs, qscale, 1, t, wk, hw, simple);
     } else {
-        rmsi_fwd_store(c, w, 0, c->cols, rs, qscale, 0, t, wk, hw);
+        rmsi_fwd_range(c, w, 0, c->cols, rs, qscale, 0, t, wk, hw, simple);
     }
 }
 
@@ -138,10 +234,10 @@ RMSI_INLINE float rmsi_fwd_amax(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, __
     int64_t j = 0;
 
     for (; j + RMSI_VL <= c->cols; j += RMSI_VL)
-        am = _mm512_max_ps(_mm512_abs_ps(rmsi_fwd_v(&k, w, j, 0, 1, rs, t, wk, hw)), am);
+        am = _mm512_max_ps(_mm512_abs_ps(rmsi_fwd_v(&k, w, j, 0, 1, rs, t, wk, hw, 0)), am);
     if (j < c->cols) {
         const __mmask16 m = rmsi_vmask(c->cols - j);
-        const __m512 v = rmsi_fwd_v(&k, w, j, m, 0, rs, t, wk, hw);
+        const __m512 v = rmsi_fwd_v(&k, w, j, m, 0, rs, t, wk, hw, 0);
         am = _mm512_mask_max_ps(am, m, _mm512_abs_ps(v), am);
     }
     return rmsi_hmax(am);
@@ -162,7 +258,7 @@ RMSI_INLINE void rmsi_fwd_block_row(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w
         __m512 v[8];
         __m512 am = _mm512_setzero_ps();
         for (i = 0; i < 8; i++) {
-            v[i] = rmsi_fwd_v(&k, w, b + (int64_t)16 * i, 0, 1, rs, t, wk, hw);
+            v[i] = rmsi_fwd_v(&k, w, b + (int64_t)16 * i, 0, 1, rs, t, wk, hw, 0);
             am = _mm512_max_ps(_mm512_abs_ps(v[i]), am);
         }
         const float s = rmsi_dynamic_scale(rmsi_hmax(am), 0.0f, c->fmax, c->pow2);
@@ -177,10 +273,39 @@ RMSI_INLINE void rmsi_fwd_block_row(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w
     }
 }
 
+/* bf16 h_out of a whole row, 32 columns per step from the packed h. */
+RMSI_INLINE void rmsi_fwd_store_h_eo(const rmsi_fwd_ctx *c, const char *x, const char *r, char *hout,
+                                     int hw)
+{
+    const int64_t head = c->h_nt ? rmsi_align_head(hout, 2u, c->cols) : 0;
+    int64_t j = 0;
+
+    if (head > 0) {
+        const rmsi_mask32 m = rmsi_vmask32(head);
+        _mm512_mask_storeu_epi16(hout, m, rmsi_h_bits_eo(x, r, 0, m, 0, hw));
+        j = head;
+    }
+    if (c->h_nt) {
+        for (; j + 32 <= c->cols; j += 32)
+            _mm512_stream_si512((void *)(hout + (size_t)j * 2u), rmsi_h_bits_eo(x, r, j, 0, 1, hw));
+    } else {
+        for (; j + 32 <= c->cols; j += 32)
+            _mm512_storeu_si512(hout + (size_t)j * 2u, rmsi_h_bits_eo(x, r, j, 0, 1, hw));
+    }
+    if (j < c->cols) {
+        const rmsi_mask32 m = rmsi_vmask32(c->cols - j);
+        _mm512_mask_storeu_epi16(hout + (size_t)j * 2u, m, rmsi_h_bits_eo(x, r, j, m, 0, hw));
+    }
+}
+
 /* Stores h = x (+ residual) to hout for the whole row. */
 RMSI_INLINE void rmsi_fwd_store_h(const rmsi_fwd_ctx *c, const char *x, const char *r, char *hout,
                                   rmsnorm_dtype t, int hw)
 {
+    if (t == RMSNORM_BF16) {
+        rmsi_fwd_store_h_eo(c, x, r, hout, hw);
+        return;
+    }
     const size_t sz = rmsi_vsize(t);
     const int64_t head = c->h_nt ? rmsi_align_head(hout, sz, c->cols) : 0;
     int64_t j = 0;
@@ -205,8 +330,11 @@ RMSI_INLINE void rmsi_fwd_store_h(const rmsi_fwd_ctx *c, const char *x, const ch
     }
 }
 
+/* Rows [r0, r1). simple != 0 (a compile-time constant of the instantiation):
+ * the call has no quantisation and no ROUND_LLAMA and writes y, so the loops
+ * carry none of their tests, and bf16 takes the even/odd sweeps. */
 RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rmsnorm_dtype t,
-                               int wk, int hw)
+                               int wk, int hw, int simple)
 {
     int64_t r;
 
@@ -219,11 +347,13 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         w.hx = xr;
         w.hr = rr;
         w.y = c->y != NULL ? c->y + (size_t)r * c->ys : NULL;
-        w.q = c->q != NULL ? c->q + (size_t)r * c->qs : NULL;
+        if (simple && RMSI_NEVER(w.y == NULL))
+            return; /* the simple instantiations are only picked with y */
+        w.q = (!simple && c->q != NULL) ? c->q + (size_t)r * c->qs : NULL;
         w.nx = r + 1 < r1 ? xr + c->xs : NULL;
         w.nr = (r + 1 < r1 && rr != NULL) ? rr + c->rs : NULL;
 
-        const float rstd = rmsi_simd_rstd(rmsi_row_sumsq(xr, rr, c->cols, t), c->cols, c->eps);
+        const float rstd = rmsi_simd_rstd(rmsi_row_sumsq(xr, rr, c->cols, t, hw), c->cols, c->eps);
         const __m512 rs = _mm512_set1_ps(rstd);
         if (c->rstd != NULL)
             c->rstd[r] = rstd;
@@ -234,15 +364,15 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
                 w.hr = NULL;
             }
         }
-        switch (c->quant) {
+        switch (simple ? RMSNORM_QUANT_NONE : c->quant) {
         case RMSNORM_QUANT_PER_TENSOR:
-            rmsi_fwd_store_row(c, &w, rs, c->scale[0], t, wk, hw);
+            rmsi_fwd_store_row(c, &w, rs, c->scale[0], t, wk, hw, 0);
             break;
         case RMSNORM_QUANT_PER_TOKEN: {
             const float am = rmsi_fwd_amax(c, &w, rs, t, wk, hw);
             const float s = rmsi_dynamic_scale(am, c->ub, c->fmax, c->pow2);
             c->scale[r] = s;
-            rmsi_fwd_store_row(c, &w, rs, s, t, wk, hw);
+            rmsi_fwd_store_row(c, &w, rs, s, t, wk, hw, 0);
             break;
         }
         case RMSNORM_QUANT_PER_BLOCK_128:
@@ -250,7 +380,7 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
             break;
         case RMSNORM_QUANT_NONE:
         default:
-            rmsi_fwd_store_row(c, &w, rs, 1.0f, t, wk, hw);
+            rmsi_fwd_store_row(c, &w, rs, 1.0f, t, wk, hw, simple);
             break;
         }
         if (hr != NULL && !c->h_first)

@@ -7,7 +7,8 @@
  * blocks of 1024 elements; each block's four accumulators are folded as
  * (a0 + a1) + (a2 + a3) into a running vector total; elements past the last
  * whole 64 go to a fifth accumulator added last; the 16 lanes are folded by
- * halving. The order depends only on cols (never on pointer alignment or the
+ * halving (bf16 differs in which element goes to which lane:
+ * rmsi_row_sumsq_bf16). The order depends only on cols (never on pointer alignment or the
  * thread count), so the forward and a backward that recomputes rstd get the
  * same bits. Each lane sums at most 16 terms per block and cols / 1024 block
  * totals, so the relative error stays near 1e-6 for the row lengths used in
@@ -41,8 +42,66 @@ RMSI_INLINE __m512 rmsi_h_mask(const char *x, const char *r, int64_t j, rmsnorm_
     return h;
 }
 
-/* Sum over the row of h_j^2 in the order above. */
-RMSI_INLINE float rmsi_row_sumsq(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
+/* h of 32 bf16 at column j (m: the lanes, when !full) as bf16 bits in
+ * element order: x, or round(x + residual) through rmsi_bf16_pack_eo (exact,
+ * and with AVX512-BF16 half the operations of the integer rounding). This is
+ * also what h_out stores. */
+RMSI_INLINE __m512i rmsi_h_bits_eo(const char *x, const char *r, int64_t j, rmsi_mask32 m, int full,
+                                   int hw)
+{
+    const char *xp = x + (size_t)j * 2u;
+
+    if (r == NULL)
+        return full ? _mm512_loadu_si512(xp) : _mm512_maskz_loadu_epi16(m, xp);
+    __m512 xe, xo, re, ro;
+    rmsi_bf16_load_eo(xp, m, full, &xe, &xo);
+    rmsi_bf16_load_eo(r + (size_t)j * 2u, m, full, &re, &ro);
+    return rmsi_bf16_pack_eo(_mm512_add_ps(xe, re), _mm512_add_ps(xo, ro), hw);
+}
+
+/* The same h in even/odd form (rmsi_bf16_eo). */
+RMSI_INLINE void rmsi_h_eo(const char *x, const char *r, int64_t j, rmsi_mask32 m, int full, int hw,
+                           __m512 *e, __m512 *o)
+{
+    rmsi_bf16_eo(rmsi_h_bits_eo(x, r, j, m, full, hw), e, o);
+}
+
+/* bf16: the same blocks, but each 64 elements load as two zmm of 32 in
+ * even/odd form (a0: even of the first 32, a1: odd, a2/a3 the second 32), and
+ * the tail goes 32 at a time (masked), even then odd, into a4. */
+RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols, int hw)
+{
+    __m512 tot = _mm512_setzero_ps();
+    __m512 a4 = _mm512_setzero_ps();
+    const int64_t c64 = cols & ~(int64_t)63;
+    int64_t j = 0;
+
+    while (j < c64) {
+        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; j < end; j += 64) {
+            __m512 e0, o0, e1, o1;
+            rmsi_h_eo(x, r, j, 0, 1, hw, &e0, &o0);
+            rmsi_h_eo(x, r, j + 32, 0, 1, hw, &e1, &o1);
+            a0 = _mm512_fmadd_ps(e0, e0, a0);
+            a1 = _mm512_fmadd_ps(o0, o0, a1);
+            a2 = _mm512_fmadd_ps(e1, e1, a2);
+            a3 = _mm512_fmadd_ps(o1, o1, a3);
+        }
+        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    for (; j < cols; j += 32) {
+        __m512 e, o;
+        const int64_t n = cols - j;
+        rmsi_h_eo(x, r, j, rmsi_vmask32(n < 32 ? n : 32), 0, hw, &e, &o);
+        a4 = _mm512_fmadd_ps(e, e, a4);
+        a4 = _mm512_fmadd_ps(o, o, a4);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+/* f32 and f16: sum over the row of h_j^2 in the order above. */
+RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
 {
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
@@ -73,6 +132,14 @@ RMSI_INLINE float rmsi_row_sumsq(const char *x, const char *r, int64_t cols, rms
         a4 = _mm512_fmadd_ps(h, h, a4);
     }
     return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+/* Sum over the row of h_j^2: the forward and a backward recomputing rstd both
+ * call this, so they get the same bits. */
+RMSI_INLINE float rmsi_row_sumsq(const char *x, const char *r, int64_t cols, rmsnorm_dtype t, int hw)
+{
+    return t == RMSNORM_BF16 ? rmsi_row_sumsq_bf16(x, r, cols, hw)
+                             : rmsi_row_sumsq_ps(x, r, cols, t);
 }
 
 /* 1 / sqrt(ss / cols + eps), one fp32 operation per step, as the reference. */

@@ -166,6 +166,67 @@ RMSI_INLINE void rmsi_vstore_m(void *p, __m512 v, rmsnorm_dtype t, int hw, __mma
     }
 }
 
+/*
+ * bf16 in even/odd form: 32 bf16 in one zmm widen to fp32 as the even
+ * elements (a shift) and the odd elements (a mask), two in-lane operations
+ * where the ordered widening needs two lane-crossing VPMOVZXWD and two shifts;
+ * the pack back is one VCVTNE2PS2BF16 and one VPERMW. The kernels that use it
+ * sum in this lane order (fixed by cols alone) and compute elementwise.
+ */
+typedef __mmask32 rmsi_mask32;
+
+/* The first n (1..32) 16-bit lanes. */
+RMSI_INLINE rmsi_mask32 rmsi_vmask32(int64_t n)
+{
+    return (rmsi_mask32)((1ull << (unsigned)n) - 1u);
+}
+
+RMSI_INLINE void rmsi_bf16_eo(__m512i v, __m512 *e, __m512 *o)
+{
+    *e = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    *o = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+/* 32 bf16 at p (m: the lanes read, others 0) in even/odd form. */
+RMSI_INLINE void rmsi_bf16_load_eo(const void *p, rmsi_mask32 m, int full, __m512 *e, __m512 *o)
+{
+    rmsi_bf16_eo(full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p), e, o);
+}
+
+/* Even/odd fp32 halves -> 32 bf16 in element order, RNE (rmsi_bf16_pack's
+ * rules, bit for bit: a subnormal in either half takes the integer path). */
+RMSI_INLINE __m512i rmsi_bf16_pack_eo(__m512 e, __m512 o, int hw)
+{
+#ifdef __AVX512BF16__
+    if (hw) {
+        const __mmask16 sub = (__mmask16)(_mm512_fpclass_ps_mask(e, 0x20) |
+                                          _mm512_fpclass_ps_mask(o, 0x20));
+        if (__builtin_expect(sub == 0, 1)) {
+            /* words 0-15: e's, 16-31: o's; word k of the result is e[k/2] or o[k/2] */
+            const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10,
+                                                 25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+                                                 18, 2, 17, 1, 16, 0);
+            return _mm512_permutexvar_epi16(idx, (__m512i)_mm512_cvtne2ps_pbh(o, e));
+        }
+    }
+#else
+    (void)hw;
+#endif
+    return _mm512_mask_blend_epi16((__mmask32)0xAAAAAAAAu, rmsi_bf16_bits_int(e),
+                                   _mm512_slli_epi32(rmsi_bf16_bits_int(o), 16));
+}
+
+/* Even/odd fp32 halves -> the 32 fp32 values in element order: lo gets
+ * elements 0-15, hi 16-31. */
+RMSI_INLINE void rmsi_eo_interleave(__m512 e, __m512 o, __m512 *lo, __m512 *hi)
+{
+    const __m512i il = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i ih = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9,
+                                        24, 8);
+    *lo = _mm512_permutex2var_ps(e, il, o);
+    *hi = _mm512_permutex2var_ps(e, ih, o);
+}
+
 /* fp8 format constants as vectors' scalars (see rmsi_fp8_format in
  * ref/formats.h). */
 typedef struct rmsi_fp8v {
