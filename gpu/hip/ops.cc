@@ -13,34 +13,9 @@
 #include <hip/hip_runtime_api.h>
 #include <stdint.h>
 
+#include "gpu/common/op_params.h"
 #include "gpu/hip/hip_internal.h"
 #include "gpu/hip/ladder.h"
-
-static int rmsi_ktype(rmsnorm_dtype t)
-{
-    switch (t) {
-    case RMSNORM_F16: return RMSI_T_F16;
-    case RMSNORM_BF16: return RMSI_T_BF16;
-    case RMSNORM_F32:
-    default: return RMSI_T_F32;
-    }
-}
-
-static int rmsi_fp8_kind(rmsnorm_dtype t, float *fmax)
-{
-    switch (t) {
-    case RMSNORM_F8_E5M2: *fmax = 57344.0f; return RMSI_FP8_E5M2;
-    case RMSNORM_F8_E4M3FNUZ: *fmax = 240.0f; return RMSI_FP8_E4M3FNUZ;
-    case RMSNORM_F8_E4M3:
-    default: *fmax = 448.0f; return RMSI_FP8_E4M3;
-    }
-}
-
-/* A pointer and a row stride (elements of esz bytes) allow `align`-byte vectors. */
-static int rmsi_ok(const void *p, int64_t ld, int64_t esz, int64_t align)
-{
-    return p == nullptr || (((uintptr_t)p % (uintptr_t)align) == 0 && (ld * esz) % align == 0);
-}
 
 /* Pin or ladder: 0, -1 when a pin does not fit the shape, -2 on a runtime error. */
 static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid)
@@ -72,50 +47,22 @@ rmsnorm_status rmsi_hip_forward(const rmsnorm_forward_args *a, void *stream)
     const int dtype = rmsi_ktype(a->x.dtype);
     const int wdtype = a->weight ? rmsi_ktype(a->weight_dtype) : dtype;
     const int64_t esz = dtype == RMSI_T_F32 ? 4 : 2;
-    const int64_t vec = 16 / esz;
-    const int quant = (int)a->quant_mode;
-    rmsi_fwd_params p = {};
+    rmsi_fwd_params p;
     rmsi_hip_shape s = {};
     rmsi_config c;
     int64_t grid = 0;
-    int rc;
+    int rc, vec_ok = 0;
     if (rows == 0)
         return RMSNORM_OK;
-    p.x = a->x.data;
-    p.x_ld = a->x.row_stride;
-    p.res = a->residual.data;
-    p.res_ld = a->residual.row_stride;
-    p.h = a->h_out.data;
-    p.h_ld = a->h_out.row_stride;
-    p.w = a->weight;
-    p.w_off = a->weight_offset;
-    p.y = a->y.data;
-    p.y_ld = a->y.row_stride;
-    p.rstd = a->rstd;
-    p.rows = rows;
-    p.cols = cols;
-    p.eps = a->eps;
-    p.llama = (a->flags & RMSNORM_ROUND_LLAMA) != 0;
-    p.pow2 = (a->flags & RMSNORM_SCALE_POW2) != 0;
-    p.quant = quant;
-    if (quant != RMSI_Q_NONE) {
-        p.q = a->q.data;
-        p.q_ld = a->q.row_stride;
-        p.scale = a->scale;
-        p.scale_ub = a->scale_ub;
-        p.fp8 = rmsi_fp8_kind(a->q.dtype, &p.fmax);
-        p.scale_ld = (rows + 3) / 4 * 4;
-    }
+    rmsi_fwd_params_of(a, &p, &vec_ok);
     s.op = RMSI_HIP_FWD;
     s.rows = rows;
     s.cols = cols;
     s.esz = (int)esz;
-    s.quant = quant;
+    s.quant = p.quant;
+    s.vec_ok = vec_ok;
     if (rmsi_hip_device_get(&s.dev) != 0)
         return RMSNORM_ERR_DEVICE;
-    s.vec_ok = cols % vec == 0 && rmsi_ok(p.x, p.x_ld, esz, 16) && rmsi_ok(p.res, p.res_ld, esz, 16) &&
-               rmsi_ok(p.h, p.h_ld, esz, 16) && rmsi_ok(p.y, p.y_ld, esz, 16) && rmsi_ok(p.w, 0, 1, 16) &&
-               rmsi_ok(p.q, p.q_ld, 1, vec);
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
@@ -130,45 +77,26 @@ rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
     const int dtype = rmsi_ktype(a->x.dtype);
     const int wdtype = a->weight ? rmsi_ktype(a->weight_dtype) : dtype;
     const int64_t esz = dtype == RMSI_T_F32 ? 4 : 2;
-    const int64_t vec = 16 / esz;
     void *st = rmsi_hip_stream(stream);
-    rmsi_bwd_params p = {};
+    rmsi_bwd_params p;
     rmsi_hip_shape s = {};
     rmsi_config c;
     int64_t grid = 0;
-    int rc;
+    int rc, vec_ok = 0;
     if (rows == 0) {
         if (a->dweight && hipMemsetAsync(a->dweight, 0, (size_t)cols * sizeof(float), (hipStream_t)st) != hipSuccess)
             return rmsi_hip_launch_failed();
         return RMSNORM_OK;
     }
-    p.dy = a->dy.data;
-    p.dy_ld = a->dy.row_stride;
-    p.x = a->x.data;
-    p.x_ld = a->x.row_stride;
-    p.w = a->weight;
-    p.w_off = a->weight_offset;
-    p.rstd = a->rstd;
-    p.eps = a->eps;
-    p.llama = (a->flags & RMSNORM_ROUND_LLAMA) != 0;
-    p.dx = a->dx.data;
-    p.dx_ld = a->dx.row_stride;
-    p.dres = a->dresidual.data;
-    p.dres_ld = a->dresidual.row_stride;
-    p.ws = a->dweight ? static_cast<float *>(a->workspace) : nullptr;
-    p.dw = a->dweight;
-    p.rows = rows;
-    p.cols = cols;
+    rmsi_bwd_params_of(a, &p, &vec_ok);
     s.op = RMSI_HIP_BWD;
     s.rows = rows;
     s.cols = cols;
     s.esz = (int)esz;
     s.quant = RMSI_Q_NONE;
+    s.vec_ok = vec_ok;
     if (rmsi_hip_device_get(&s.dev) != 0)
         return RMSNORM_ERR_DEVICE;
-    s.vec_ok = cols % vec == 0 && rmsi_ok(p.x, p.x_ld, esz, 16) && rmsi_ok(p.dy, p.dy_ld, esz, 16) &&
-               rmsi_ok(p.dx, p.dx_ld, esz, 16) && rmsi_ok(p.dres, p.dres_ld, esz, 16) &&
-               rmsi_ok(p.w, 0, 1, 16) && rmsi_ok(p.ws, 0, 1, 16);
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
