@@ -28,8 +28,6 @@
 #include "gpu/common/device_math.h"
 #include "gpu/common/reduce.h"
 
-#define RMSI_BWD_THREADS 512
-
 namespace {
 
 template <typename W, int VEC>
@@ -47,101 +45,92 @@ __device__ __forceinline__ void rmsi_bwd_weff(const rmsi_bwd_params &p, int64_t 
     }
 }
 
-/* NV = 4 (no prefetch, 32 dw accumulators) needs more than 128 registers
- * for f16: its CTAs are capped at 256 threads. */
-#define RMSI_BWD_BOUND(nv) ((nv) == 4 ? 256 : RMSI_BWD_THREADS)
+/* Register caps as in forward.cu (CTAs of up to RMSI_REG_MAXT threads; NV =
+ * 1 -> 40 registers, 2 -> 48, 4 -> 72): occupancy is the latency hiding.
+ * The dw accumulators live in shared memory, not registers (they were 8-32
+ * registers a thread and, with the cached weights and a prefetched row, held
+ * the first version at one CTA per SM and 67% of the roofline). */
+#define RMSI_REG_MAXT 512
+#define RMSI_BWD_REGS(nv) ((nv) == 1 ? 48 : ((nv) == 2 ? 56 : 80))
 
-/* One row's x and dy vectors of this thread, zeros past the row or the rows.
- * A function rather than a lambda, and a branch rather than `on ? load : zero`:
- * with either of those clang keeps the arrays / the zero vector in scratch on
- * AMD (docs/perf/amd-isa.md). */
-template <typename T, int NV>
-__device__ __forceinline__ void rmsi_bwd_load_row(const rmsi_bwd_params &p, int64_t r, int t, int tpr,
-                                                  int64_t nvec, uint4 (&xo)[NV], uint4 (&go)[NV])
+/* x and dy of one row: all loads issued before any use; zero past the row
+ * (see rmsi_fwd_load for why a branch and a function). */
+template <int NV>
+__device__ __forceinline__ void rmsi_bwd_load(const uint4 *src, bool live, int t, int tpr, int nvec, int cache,
+                                              uint4 (&v)[NV])
 {
-    constexpr int VEC = 16 / (int)sizeof(T);
 #pragma unroll
     for (int k = 0; k < NV; k++) {
-        const int64_t i = t + (int64_t)k * tpr;
-        xo[k] = make_uint4(0u, 0u, 0u, 0u);
-        go[k] = make_uint4(0u, 0u, 0u, 0u);
-        if (r < p.rows && i < nvec) {
-            xo[k] = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld) + i * VEC);
-            go[k] = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld) + i * VEC);
-        }
+        const int i = t + k * tpr;
+        v[k] = make_uint4(0u, 0u, 0u, 0u);
+        if (live && i < nvec)
+            v[k] = cache ? rmsi_ld_stream(src + i) : src[i];
     }
 }
 
-template <typename T, typename W, int NV>
-__global__ void __launch_bounds__(RMSI_BWD_BOUND(NV), 1) rmsi_bwd_reg(const rmsi_bwd_params p)
+/* weff of vector i through the read-only path (the weight row is shared by
+ * every CTA of an SM: an L1 hit). */
+template <typename T, typename W>
+__device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, float *wf)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
-    __shared__ float red[2 * RMSI_MAX_WARPS];
-    const int t = (int)threadIdx.x;
-    const int tpr = (int)blockDim.x;
-    const int64_t nvec = p.cols / VEC;
-    const int64_t step = (int64_t)gridDim.x * blockDim.y;
-
-    float dw[NV][VEC];
+    constexpr int WCH = rmsi_wchunks<T, W>::n;
+    if (p.w) {
+        uint4 wa[WCH];
+        const uint4 *wv = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + (int64_t)i * VEC);
 #pragma unroll
-    for (int k = 0; k < NV; k++)
+        for (int c = 0; c < WCH; c++)
+            wa[c] = rmsi_ld_const(wv + c);
+        rmsi_weff_unpack<T, W>(wa, p.w_off, wf);
+    } else {
 #pragma unroll
         for (int e = 0; e < VEC; e++)
-            dw[k][e] = 0.0f;
-
-    /* The columns of a thread never change (persistent grid): its weights are
-     * loaded once and kept packed. */
-    constexpr int WCH = rmsi_wchunks<T, W>::n;
-    uint4 wa[NV][WCH];
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int64_t i = t + (int64_t)k * tpr;
-#pragma unroll
-        for (int c = 0; c < WCH; c++) {
-            wa[k][c] = make_uint4(0u, 0u, 0u, 0u); /* zero-fill, then load under if: see rmsi_bwd_load_row */
-            if (p.w && i < nvec)
-                wa[k][c] = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + i * VEC)[c];
-        }
+            wf[e] = 1.0f;
     }
-    auto weff = [&](int k, float *wf) {
-        if (p.w) {
-            rmsi_weff_unpack<T, W>(wa[k], p.w_off, wf);
-        } else {
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                wf[e] = 1.0f;
-        }
-    };
+}
 
-    /* Prefetch of the next row only where registers allow it (NV <= 2: about
-     * 100 registers at 512 threads; NV = 4 would spill with it). */
-    constexpr bool PF = NV <= 2;
-    int64_t base = (int64_t)blockIdx.x * blockDim.y;
-    uint4 xa[NV], ga[NV];
-    if (PF)
-        rmsi_bwd_load_row<T, NV>(p, base + threadIdx.y, t, tpr, nvec, xa, ga);
-    for (; base < p.rows; base += step) {
+/* Dynamic shared memory of rmsi_bwd_reg: each thread's dw accumulators, NV *
+ * VEC floats in a slot of NV * VEC + 1 (odd: the 32 lanes of a warp hit 32
+ * different banks), so that every offset inside the slot is a constant. */
+template <typename T, typename W, int NV>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(const rmsi_bwd_params p)
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+    extern __shared__ float4 rmsi_bwd_acc4[]; /* float4: 16-byte aligned */
+    __shared__ float red[RMSI_MAX_WARPS];
+    const int t = (int)threadIdx.x;
+    const int tpr = (int)blockDim.x;
+    const int nvec = (int)(p.cols / VEC); /* <= NV * tpr on this path */
+    const int64_t step = (int64_t)gridDim.x * blockDim.y;
+    constexpr int SLOT = NV * VEC + 1;
+    float *acc = p.ws ? reinterpret_cast<float *>(rmsi_bwd_acc4) + ((int)threadIdx.y * tpr + t) * SLOT : nullptr;
+
+    /* Each thread owns its accumulator slot: no barrier around it. */
+    if (acc) {
+#pragma unroll
+        for (int m = 0; m < NV * VEC; m++)
+            acc[m] = 0.0f;
+    }
+
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
-        uint4 xn[NV], gn[NV];
-        if (PF)
-            rmsi_bwd_load_row<T, NV>(p, row + step, t, tpr, nvec, xn, gn);
-        else
-            rmsi_bwd_load_row<T, NV>(p, row, t, tpr, nvec, xa, ga);
-        const float rs_saved = (p.rstd && live) ? p.rstd[row] : 0.0f;
+        const int64_t r = live ? row : 0;
+        uint4 xa[NV], ga[NV];
+        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
+                          p.cache, xa);
+        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
+                          p.cache, ga);
 
         /* rstd first (given, or one more reduction), then c = sum(g * n) / cols
          * with n = h * rstd, as docs/numerics.md orders it: sum(g * h) scaled
          * afterwards overflows for |h| near 2^46 and underflows near 2^-48
          * (found by fuzz_backward on the H200). p.rstd is uniform per CTA. */
-        float rs = rs_saved;
+        float rs = (p.rstd && live) ? p.rstd[row] : 0.0f;
         if (!p.rstd) {
             float ss = 0.0f;
 #pragma unroll
             for (int k = 0; k < NV; k++) {
-                const int64_t i = t + (int64_t)k * tpr;
-                if (!(live && i < nvec))
-                    continue;
                 float h[VEC];
                 rmsi_unpack16<T>(xa[k], h);
 #pragma unroll
@@ -153,60 +142,59 @@ __global__ void __launch_bounds__(RMSI_BWD_BOUND(NV), 1) rmsi_bwd_reg(const rmsi
         float sgn = 0.0f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
+            const int i = t + k * tpr;
             if (!(live && i < nvec))
                 continue;
-            float h[VEC], g[VEC], wf[VEC];
-            rmsi_unpack16<T>(xa[k], h);
-            rmsi_unpack16<T>(ga[k], g);
-            weff(k, wf);
+            float wf[VEC];
+            rmsi_bwd_wvec<T, W>(p, i, wf);
 #pragma unroll
             for (int e = 0; e < VEC; e++)
-                sgn += (g[e] * wf[e]) * (h[e] * rs);
+                sgn += (rmsi_elem16<T>(ga[k], e) * wf[e]) * (rmsi_elem16<T>(xa[k], e) * rs);
         }
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
 
+        uint4 *dxr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.dx, r, p.dx_ld));
+        const uint4 *drr = p.dres ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, r, p.dres_ld)) : nullptr;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
+            const int i = t + k * tpr;
             if (!(live && i < nvec))
                 continue;
-            float h[VEC], dy[VEC], wf[VEC], d[VEC];
-            rmsi_unpack16<T>(xa[k], h);
-            rmsi_unpack16<T>(ga[k], dy);
-            weff(k, wf);
-            if (p.dres) {
-                rmsi_unpack16<T>(*reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, row, p.dres_ld) + i * VEC), d);
-            } else {
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    d[e] = 0.0f;
-            }
+            float wf[VEC], d[VEC];
+            rmsi_bwd_wvec<T, W>(p, i, wf);
+            uint4 dr = make_uint4(0u, 0u, 0u, 0u);
+            if (drr)
+                dr = p.cache ? rmsi_ld_stream(drr + i) : drr[i];
 #pragma unroll
             for (int e = 0; e < VEC; e++) {
-                const float n = h[e] * rs;
-                const float g = dy[e] * wf[e];
+                const float h = rmsi_elem16<T>(xa[k], e);
+                const float dy = rmsi_elem16<T>(ga[k], e);
+                const float n = h * rs;
+                const float g = dy * wf[e];
                 const float m = p.llama ? rmsi_elem<T>::round(n) : n;
-                d[e] = rs * (g - n * c) + d[e];
-                dw[k][e] += dy[e] * m;
+                d[e] = rs * (g - n * c) + (drr ? rmsi_elem16<T>(dr, e) : 0.0f);
+                if (acc)
+                    acc[k * VEC + e] += dy * m;
             }
-            *reinterpret_cast<uint4 *>(rmsi_row<T>(p.dx, row, p.dx_ld) + i * VEC) = rmsi_pack16<T>(d);
-        }
-        if (PF) {
-#pragma unroll
-            for (int k = 0; k < NV; k++) {
-                xa[k] = xn[k];
-                ga[k] = gn[k];
-            }
+            const uint4 o = rmsi_pack16<T>(d);
+            if (p.cache)
+                rmsi_st_stream(dxr + i, o);
+            else
+                dxr[i] = o;
         }
     }
-    if (p.ws) {
+    if (acc) {
         float *part = p.ws + ((int64_t)blockIdx.x * blockDim.y + threadIdx.y) * p.cols;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
-            if (i < nvec)
-                rmsi_vec<float, VEC>::store(part + i * VEC, dw[k]);
+            const int i = t + k * tpr;
+            if (i < nvec) {
+                float v[VEC];
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    v[e] = acc[k * VEC + e];
+                rmsi_vec<float, VEC>::store(part + (int64_t)i * VEC, v);
+            }
         }
     }
 }
@@ -342,14 +330,27 @@ rmsi_bwd_kernel rmsi_bwd_kernel_for(int dtype, int wdtype, const rmsi_config *c)
 
 } /* namespace */
 
+/* Dynamic shared memory of a config: rmsi_bwd_reg's accumulators, always
+ * reserved (also without dw) so that the occupancy, hence the persistent grid
+ * and the partial count, depend on the shape alone. */
+size_t rmsi_backward_smem(int dtype, const rmsi_config *c)
+{
+    const size_t esz = dtype == RMSI_T_F32 ? 4 : 2;
+    if (c->path == RMSI_PATH_MULTI)
+        return 0;
+    return (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (16 / esz) + 1) * sizeof(float);
+}
+
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                          int64_t grid, void *stream)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
+    rmsi_bwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
+    q.cache = c->cache;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(*p);
+    k<<<dim3((unsigned)grid, 1u, 1u), block, rmsi_backward_smem(dtype, c), (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
@@ -370,5 +371,5 @@ int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ct
     *ctas = 0;
     if (!k)
         return -1;
-    return rmsi_occupancy(ctas, k, threads, 0) == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_occupancy(ctas, k, threads, rmsi_backward_smem(dtype, c)) == RMSI_SUCCESS ? 0 : -1;
 }

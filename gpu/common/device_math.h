@@ -151,6 +151,20 @@ __device__ __forceinline__ uint4 rmsi_pack16(const float *in)
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+/* Element e of a packed 16-byte vector of T, for unrolled loops (e a
+ * constant): a kernel reads its inputs element by element from the packed
+ * registers instead of unpacking whole vectors into live float arrays. */
+template <typename T>
+__device__ __forceinline__ float rmsi_elem16(const uint4 &u, int e)
+{
+    constexpr int EPW = 4 / (int)sizeof(T); /* elements per 32-bit word */
+    const int j = e / EPW;
+    const uint32_t w = j == 0 ? u.x : (j == 1 ? u.y : (j == 2 ? u.z : u.w));
+    if (sizeof(T) == 4)
+        return __uint_as_float(w);
+    return rmsi_elem<T>::from_raw((e % EPW) ? (w >> 16) : (w & 0xffffu));
+}
+
 /* Weight vector chunks: VEC elements of W are 16 or 32 bytes. */
 template <typename T, typename W> struct rmsi_wchunks {
     static constexpr int n = (16 / (int)sizeof(T)) * (int)sizeof(W) / 16;

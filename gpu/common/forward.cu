@@ -31,95 +31,99 @@
 
 namespace {
 
-/* Register budget: a thread keeps its row packed (4 registers per 16-byte
- * vector) for the current and the prefetched next row, plus its packed weight
- * vectors; the CTA size is capped per NV so ptxas never spills (64 registers
- * at 1024 threads, 128 at 512, 255 at 256). Q = false compiles the fp8 paths
- * out: the plain and fused forward do not pay their registers. */
-#define RMSI_FWD_BOUND(nv) ((nv) == 1 ? 1024 : ((nv) == 2 ? 512 : 256))
+/* Occupancy is the latency hiding of these kernels: a row's loads are all
+ * issued before its reduction, and the bytes in flight per SM are (resident
+ * threads) x NV x 16 (x2 with a residual). Registers per thread are capped
+ * per NV (CUDA; 65536 / cap threads resident per SM), at the lowest counts
+ * ptxas compiles without spilling (the SASS gate checks): NV = 1 -> 32,
+ * 2 -> 40, 4 -> 64, 8 -> 128, the fp8 variants more. The first version cached
+ * weights and prefetched the next row in registers of a persistent CTA: 86-182
+ * registers, one CTA per SM, 16-32 KB in flight, 60-64% of the roofline at
+ * 32768x8192 (docs/perf/h200.md). CTAs have at most RMSI_REG_MAXT threads. */
+#define RMSI_REG_MAXT 512
+#define RMSI_FWD_REGS(nv, q) \
+    ((nv) == 1 ? ((q) ? 40 : 40) : ((nv) == 2 ? ((q) ? 64 : 40) : ((nv) == 4 ? ((q) ? 96 : 64) : 128)))
 
-/* One row's x (and residual) vectors of this thread, and its packed weights,
- * zeros past the row or the rows. Functions rather than lambdas, and a branch
- * rather than `on ? load : zero`: with either of those clang keeps the arrays
- * or the zero vector in scratch on AMD (docs/perf/amd-isa.md), as in
- * rmsi_bwd_load_row. */
-template <typename T, int NV>
-__device__ __forceinline__ void rmsi_fwd_load_row(const rmsi_fwd_params &p, int64_t r, int t, int tpr,
-                                                  int64_t nvec, uint4 (&xo)[NV], uint4 (&ro)[NV])
+/* x (+ residual) of one row: all loads issued before any use. Zero past the
+ * row (a branch rather than `on ? load : zero`, and a function rather than a
+ * lambda: with either, clang keeps the arrays in scratch on AMD,
+ * docs/perf/amd-isa.md). */
+template <int NV>
+__device__ __forceinline__ void rmsi_fwd_load(const uint4 *src, bool live, int t, int tpr, int nvec, int cache,
+                                              uint4 (&v)[NV])
 {
-    constexpr int VEC = 16 / (int)sizeof(T);
 #pragma unroll
     for (int k = 0; k < NV; k++) {
-        const int64_t i = t + (int64_t)k * tpr;
-        xo[k] = make_uint4(0u, 0u, 0u, 0u);
-        ro[k] = make_uint4(0u, 0u, 0u, 0u);
-        if (r < p.rows && i < nvec) {
-            xo[k] = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld) + i * VEC);
-            if (p.res)
-                ro[k] = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld) + i * VEC);
-        }
+        const int i = t + k * tpr;
+        v[k] = make_uint4(0u, 0u, 0u, 0u);
+        if (live && i < nvec)
+            v[k] = cache ? rmsi_ld_stream(src + i) : src[i];
     }
 }
 
-template <typename T, typename W, int NV>
-__device__ __forceinline__ void rmsi_fwd_load_w(const rmsi_fwd_params &p, int t, int tpr, int64_t nvec,
-                                                uint4 (&wa)[NV][rmsi_wchunks<T, W>::n])
+__device__ __forceinline__ void rmsi_st16(uint4 *p, uint4 v, int cache)
+{
+    if (cache)
+        rmsi_st_stream(p, v);
+    else
+        *p = v;
+}
+
+/* y = n * weff of vector k (VEC floats), n = h * rstd [rounded]. The weight
+ * vector is read here, per row, through the read-only path: every CTA of an SM
+ * reads the same weight row, so it is an L1 hit, and no register holds it
+ * across the row. */
+template <typename T, typename W>
+__device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h, int i, float rs, float *v)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int WCH = rmsi_wchunks<T, W>::n;
+    rmsi_unpack16<T>(h, v);
+    float wf[VEC];
+    if (p.w) {
+        uint4 wa[WCH];
+        const uint4 *wv = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + (int64_t)i * VEC);
 #pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int64_t i = t + (int64_t)k * tpr;
+        for (int c = 0; c < WCH; c++)
+            wa[c] = rmsi_ld_const(wv + c);
+        rmsi_weff_unpack<T, W>(wa, p.w_off, wf);
+    }
 #pragma unroll
-        for (int c = 0; c < rmsi_wchunks<T, W>::n; c++) {
-            wa[k][c] = make_uint4(0u, 0u, 0u, 0u);
-            if (p.w && i < nvec)
-                wa[k][c] = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + i * VEC)[c];
-        }
+    for (int e = 0; e < VEC; e++) {
+        float n = v[e] * rs;
+        if (p.llama)
+            n = rmsi_elem<T>::round(n);
+        v[e] = p.w ? n * wf[e] : n;
     }
 }
 
 template <typename T, typename W, int NV, bool Q>
-__global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi_fwd_params p)
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_reg(const rmsi_fwd_params p)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
-    constexpr int WCH = rmsi_wchunks<T, W>::n;
-    /* PF: the next row's loads are issued before this row is reduced (a
-     * persistent CTA otherwise idles on the load latency of every row) and the
-     * weights stay in registers. NV = 8 has no registers left for that, and
-     * NV = 1 (one vector per thread, up to 1024 threads per row) is the lean
-     * variant that gets its latency hiding from occupancy instead, as the
-     * Triton kernels do: no prefetch, weights re-read (from L1) per row. */
-    constexpr bool PF = NV == 2 || NV == 4;
     __shared__ float red[RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int tpr = (int)blockDim.x;
-    const int64_t nvec = p.cols / VEC;
+    const int nvec = (int)(p.cols / VEC); /* <= NV * tpr on this path */
     const float s_tensor = (Q && p.quant == RMSI_Q_TENSOR) ? p.scale[0] : 1.0f;
     const int64_t step = (int64_t)gridDim.x * blockDim.y;
 
-    /* The columns of a thread never change: with PF its weights are loaded once. */
-    uint4 wa[NV][WCH];
-    if (PF)
-        rmsi_fwd_load_w<T, W, NV>(p, t, tpr, nvec, wa);
-
-    int64_t base = (int64_t)blockIdx.x * blockDim.y;
-    uint4 xa[NV], ra[NV];
-    if (PF)
-        rmsi_fwd_load_row<T, NV>(p, base + threadIdx.y, t, tpr, nvec, xa, ra);
-    for (; base < p.rows; base += step) {
+    /* The loop bound is uniform over the CTA: every thread reaches the
+     * reductions' barriers, live row or not. */
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
-        uint4 xn[NV], rn[NV];
-        if (PF) {
-            rmsi_fwd_load_row<T, NV>(p, row + step, t, tpr, nvec, xn, rn);
-        } else {
-            rmsi_fwd_load_row<T, NV>(p, row, t, tpr, nvec, xa, ra);
-            rmsi_fwd_load_w<T, W, NV>(p, t, tpr, nvec, wa);
-        }
+        const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
+        uint4 xa[NV];
+        rmsi_fwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
+                          p.cache, xa);
 
-        /* h, kept packed in xa: one add, one rounding, bit-exact */
+        /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
         if (p.res) {
+            uint4 ra[NV];
+            rmsi_fwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
+                              nvec, p.cache, ra);
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 float a[VEC], b[VEC];
@@ -131,11 +135,12 @@ __global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi
                 xa[k] = rmsi_pack16<T>(a);
             }
             if (p.h) {
+                uint4 *hr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, r, p.h_ld));
 #pragma unroll
                 for (int k = 0; k < NV; k++) {
-                    const int64_t i = t + (int64_t)k * tpr;
+                    const int i = t + k * tpr;
                     if (live && i < nvec)
-                        *reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, row, p.h_ld) + i * VEC) = xa[k];
+                        rmsi_st16(hr + i, xa[k], p.cache);
                 }
             }
         }
@@ -154,33 +159,19 @@ __global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi
         if (p.rstd && live && t == 0)
             p.rstd[row] = rs;
 
-        /* v of vector k, recomputed where needed (cheaper than registers) */
-        auto value = [&](int k, float *v) {
-            float wf[VEC];
-            rmsi_unpack16<T>(xa[k], v);
-            if (p.w)
-                rmsi_weff_unpack<T, W>(wa[k], p.w_off, wf);
-#pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                float n = v[e] * rs;
-                if (p.llama)
-                    n = rmsi_elem<T>::round(n);
-                v[e] = p.w ? n * wf[e] : n;
-            }
-        };
-
         float s_row = s_tensor;
         if (Q && p.quant == RMSI_Q_TOKEN) {
             float amax = 0.0f;
 #pragma unroll
             for (int k = 0; k < NV; k++) {
-                const int64_t i = t + (int64_t)k * tpr;
+                const int i = t + k * tpr;
+                if (!(live && i < nvec))
+                    continue;
                 float v[VEC];
-                value(k, v);
-                if (live && i < nvec)
+                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v);
 #pragma unroll
-                    for (int e = 0; e < VEC; e++)
-                        amax = fmaxf(amax, fabsf(v[e]));
+                for (int e = 0; e < VEC; e++)
+                    amax = fmaxf(amax, fabsf(v[e]));
             }
             amax = rmsi_row_reduce(amax, red, rmsi_op_max());
             s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
@@ -188,14 +179,19 @@ __global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi
                 p.scale[row] = s_row;
         }
 
+        uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) : nullptr;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
-            const int64_t i = t + (int64_t)k * tpr;
+            const int i = t + k * tpr;
             const bool on = live && i < nvec;
+            /* The block quantiser's shuffles need every lane of a block, live
+             * or not; without them a dead vector is skipped outright. */
+            if (!(Q && p.quant == RMSI_Q_BLOCK) && !on)
+                continue;
             float v[VEC];
-            value(k, v);
-            if (p.y && on)
-                *reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC) = rmsi_pack16<T>(v);
+            rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v);
+            if (yr && on)
+                rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache);
             if (Q && p.quant != RMSI_Q_NONE) {
                 float s = s_row;
                 if (p.quant == RMSI_Q_BLOCK) {
@@ -206,22 +202,15 @@ __global__ void __launch_bounds__(RMSI_FWD_BOUND(NV), 1) rmsi_fwd_reg(const rmsi
                     amax = rmsi_warp_reduce(amax, L, rmsi_op_max());
                     s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
                     if (on && (t % L) == 0)
-                        p.scale[(i / L) * p.scale_ld + row] = s;
+                        p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
                 }
                 if (on) {
                     uint32_t c[VEC];
 #pragma unroll
                     for (int e = 0; e < VEC; e++)
                         c[e] = rmsi_fp8_encode(__fdiv_rn(v[e], s), p.fp8);
-                    rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC, c);
+                    rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC, c);
                 }
-            }
-        }
-        if (PF) {
-#pragma unroll
-            for (int k = 0; k < NV; k++) {
-                xa[k] = xn[k];
-                ra[k] = rn[k];
             }
         }
     }
@@ -408,10 +397,12 @@ int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const r
                         int64_t grid, void *stream)
 {
     rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE);
+    rmsi_fwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
+    q.cache = c->cache;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(*p);
+    k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 

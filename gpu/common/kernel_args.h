@@ -32,6 +32,7 @@ struct rmsi_fwd_params {
     int64_t scale_ld;  /* round_up(rows, 4): the column-major block-scale leading dimension */
     float w_off, eps, scale_ub, fmax;
     int llama, pow2, quant, fp8;
+    int cache;         /* rmsi_config.cache, set by the launcher */
 };
 
 struct rmsi_bwd_params {
@@ -47,6 +48,7 @@ struct rmsi_bwd_params {
     int64_t dy_ld, x_ld, dres_ld, dx_ld;
     float w_off, eps;
     int llama;
+    int cache;         /* rmsi_config.cache, set by the launcher */
 };
 
 /* A launch configuration: every memory-path knob of the ladder.
@@ -58,13 +60,16 @@ struct rmsi_bwd_params {
  *   tpr    threads per row (REG: power of two, 4..1024; MULTI: the CTA size).
  *   rpc    rows per CTA (REG; tpr * rpc <= 1024, <= 512 for the backward).
  *   nv     vectors per thread (REG; derived: 1, 2, 4 or 8).
- *   cps    CTAs per SM of the persistent grid; 0 = as many as fit (occupancy
- *          API). Both ops are persistent: a thread's columns, hence its weight
- *          registers, never change, and the next row is loaded early.
+ *   cps    forward: 0 = one CTA per row group (the grid covers the rows),
+ *          n = a grid-stride loop over n CTAs per SM. backward (always
+ *          persistent: the grid is the dw partial count): CTAs per SM, 0 = as
+ *          many as fit (occupancy API).
+ *   cache  0 = default cache policy; 1 = streaming hints on the activations
+ *          (ld.global.cs / st.global.cs: evict first, each byte is used once).
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 struct rmsi_config {
-    int path, vec, tpr, rpc, nv, cps;
+    int path, vec, tpr, rpc, nv, cps, cache;
 };
 
 #define RMSI_CONFIG_TEXT 96
@@ -81,6 +86,8 @@ int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t col
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas);
 int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas);
+/* Dynamic shared memory the backward of a config launches with (bytes). */
+size_t rmsi_backward_smem(int dtype, const rmsi_config *c);
 /* Bandwidth probes: kind 0 copy, 1 write, 2 dst = a + b; nt = streaming stores. */
 int rmsi_launch_probe(int kind, int nt, void *dst, const void *a, const void *b, size_t bytes,
                       int sms, void *stream);

@@ -45,6 +45,15 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
 {
     return __half2float(__ushort_as_half(h));
 }
+/* A kernel's register cap (the occupancy knob of the register-cached
+ * kernels) is an NVIDIA number: AMD's register file and waves differ, so HIP
+ * gets only the CTA size bound. */
+#define RMSI_KERNEL_REGS(maxt, regs) __launch_bounds__(maxt)
+/* Plain accesses: the cache hints of the CUDA branch have no settled HIP
+ * spelling for 16-byte vectors. */
+__device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return *p; }
+__device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { *p = v; }
+__device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
 /* No OCP fp8 conversion instruction is assumed on gfx942: the portable
  * encoder in device_math.h is used for every format. */
 #define RMSI_HAVE_HW_FP8 0
@@ -75,6 +84,15 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
 {
     return __half2float(__ushort_as_half(h));
 }
+/* Registers per thread, capped exactly (__maxnreg__, which nvcc does not
+ * take together with __launch_bounds__): 65536 / regs threads stay resident
+ * per SM. maxt, the largest CTA, is for HIP's bound. */
+#define RMSI_KERNEL_REGS(maxt, regs) __maxnreg__(regs)
+/* ld.global.cs / st.global.cs: data touched once (evict first), and the
+ * read-only path for the weight row every CTA of an SM shares. */
+__device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return __ldcs(p); }
+__device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { __stcs(p, v); }
+__device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return __ldg(p); }
 /* cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+; emulated by the header below
  * that): round to nearest even, saturating to the finite max, infinities too,
  * which is ref/formats.h's rule; NaN is handled by the caller so the sign

@@ -22,9 +22,9 @@
  *    needs the smaller work-groups of its launch bound, so the ladder keeps
  *    NV = 2 and lets the search space list the rest, for measurement.
  *  - Forward: not 16-byte friendly -> multi-pass, one element per access,
- *    256..512 threads. nvec <= 2048 -> reg, tpr = pow2ceil(nvec / 2) (bf16
- *    cols <= 16384, f32 <= 8192; the launch bounds allow no longer row at
- *    any NV: 1024 x 2 = 512 x 4 = 256 x 8); wider -> multi-pass with 16-byte
+ *    256..512 threads. nvec <= 2048 -> reg, tpr = pow2ceil(nvec / 2) capped
+ *    at the reg kernels' bound of 512 (bf16 cols <= 16384, f32 <= 8192: NV
+ *    2, or 4 at the widest); wider -> multi-pass with 16-byte
  *    accesses over a persistent grid (the re-read hits the 4 MB L2 per XCD or
  *    the 256 MB Infinity Cache). Work-groups of 256 threads (one wave per
  *    SIMD): rpc = 256 / tpr for short rows.
@@ -34,14 +34,17 @@
  *    NV <= 2 up to 512 threads per row (nvec <= 1024), else multi-pass with
  *    512 threads. Partial cap max(2 * CUs, rows / 32), as on CUDA, keeps the
  *    partials' traffic near 3% of the logical bytes at 16-bit.
- *  - LDS per CU (64 KB gfx942, 160 KB gfx950) bounds nothing yet: the
- *    kernels' only LDS is the cross-wave reduction (<= 128 bytes). It is read
- *    here so the LDS-pipelined variants can be sized by it when they exist.
+ *  - LDS: the backward's dw accumulators (NV * VEC + 1 floats a thread,
+ *    35 KB at 512 threads x NV 2 bf16) plus the cross-wave reduction; a
+ *    config above 64 KB per work-group is invalid. The CU's LDS (64 KB
+ *    gfx942, 160 KB gfx950) is read here for the LDS-pipelined variants.
  */
 #include "gpu/hip/ladder.h"
 
 #define RMSI_HIP_WAVE 64
-#define RMSI_HIP_FWD_MAX 1024 /* the kernels' launch bounds */
+#define RMSI_HIP_FWD_MAX 1024 /* the multi-pass kernels' launch bound */
+#define RMSI_HIP_REG_MAX 512  /* RMSI_REG_MAXT: the register-cached kernels' bound */
+#define RMSI_HIP_LDS_MAX 65536 /* LDS per work-group (gfx942, gfx950) */
 #define RMSI_HIP_BWD_MAX 512
 #define RMSI_HIP_WG 256       /* one wave per SIMD */
 #define RMSI_HIP_GRID_CAP (1LL << 30)
@@ -59,12 +62,13 @@ static int rmsi_is_pow2(int64_t v)
     return v > 0 && (v & (v - 1)) == 0;
 }
 
-/* The forward reg kernel's launch bound per NV (RMSI_FWD_BOUND in
- * gpu/common/forward.cu: more registers per thread for longer chains). A
- * work-group above it does not launch. */
+/* The forward reg kernel's launch bound (RMSI_REG_MAXT in
+ * gpu/common/forward.cu, the same for every NV). A work-group above it does
+ * not launch. */
 static int rmsi_fwd_bound(int nv)
 {
-    return nv <= 2 ? 1024 : (nv == 4 ? 512 : 256);
+    (void)nv;
+    return RMSI_HIP_REG_MAX;
 }
 
 static int64_t rmsi_cdiv(int64_t a, int64_t b)
@@ -108,12 +112,12 @@ static void rmsi_multi(const rmsi_hip_shape *s, int tpr_vec, rmsi_config *c)
 
 void rmsi_hip_ladder(const rmsi_hip_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int cus = s->dev.cus > 0 ? s->dev.cus : 1;
     if (s->op == RMSI_HIP_FWD) {
-        if (!s->vec_ok || nvec > 2LL * RMSI_HIP_FWD_MAX) {
+        if (!s->vec_ok || nvec > 4LL * RMSI_HIP_REG_MAX) {
             rmsi_multi(s, RMSI_HIP_FWD_MAX, &c);
             *out = c;
             return;
@@ -122,10 +126,10 @@ void rmsi_hip_ladder(const rmsi_hip_shape *s, rmsi_config *out)
         const int64_t lmin = s->quant == RMSI_Q_BLOCK ? 128 / vec : 4;
         if (tpr < lmin)
             tpr = lmin;
-        if (tpr > RMSI_HIP_FWD_MAX)
-            tpr = RMSI_HIP_FWD_MAX;
+        if (tpr > RMSI_HIP_REG_MAX)
+            tpr = RMSI_HIP_REG_MAX;
         int64_t rpc = rmsi_rpc_for(tpr);
-        while (tpr < RMSI_HIP_FWD_MAX && tpr < nvec && rmsi_cdiv(s->rows, rpc) < 2LL * cus) {
+        while (tpr < RMSI_HIP_REG_MAX && tpr < nvec && rmsi_cdiv(s->rows, rpc) < 2LL * cus) {
             tpr *= 2;
             rpc = rmsi_rpc_for(tpr);
         }
@@ -182,6 +186,10 @@ int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
         return 0;
     if (s->op == RMSI_HIP_FWD && s->quant == RMSI_Q_BLOCK && c->tpr < 128 / (16 / s->esz))
         return 0;
+    /* the backward's dw accumulators (rmsi_backward_smem): NV * VEC + 1 floats a thread */
+    if (s->op != RMSI_HIP_FWD &&
+        (int64_t)c->tpr * c->rpc * ((int64_t)c->nv * (16 / s->esz) + 1) * 4 > RMSI_HIP_LDS_MAX)
+        return 0;
     return 1;
 }
 
@@ -195,7 +203,7 @@ int rmsi_hip_resolve(const rmsi_hip_shape *s, const rmsi_config *pin, rmsi_confi
         } else {
             c.path = RMSI_PATH_REG;
             c.vec = 16;
-            c.tpr = s->op == RMSI_HIP_FWD ? RMSI_HIP_FWD_MAX : RMSI_HIP_BWD_MAX;
+            c.tpr = s->op == RMSI_HIP_FWD ? RMSI_HIP_REG_MAX : RMSI_HIP_BWD_MAX;
             c.rpc = 1;
             c.cps = 0;
         }
@@ -249,7 +257,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
     static const int cps_bwd[] = {0, 1, 2, 4};
     const int *cps = s->op == RMSI_HIP_FWD ? cps_fwd : cps_bwd;
     const int ncps = s->op == RMSI_HIP_FWD ? 3 : 4;
-    const int maxt = s->op == RMSI_HIP_FWD ? RMSI_HIP_FWD_MAX : RMSI_HIP_BWD_MAX;
+    const int maxt = s->op == RMSI_HIP_FWD ? RMSI_HIP_REG_MAX : RMSI_HIP_BWD_MAX;
     int n = 0;
     if (idx < 0)
         return -1;
@@ -260,7 +268,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
             if (wg < tpr)
                 continue;
             for (int k = 0; k < ncps; k++) {
-                rmsi_config c = {RMSI_PATH_REG, 16, tpr, wg / tpr, rmsi_nv_for(s, tpr), cps[k]};
+                rmsi_config c = {RMSI_PATH_REG, 16, tpr, wg / tpr, rmsi_nv_for(s, tpr), cps[k], 0};
                 if (!rmsi_hip_valid(s, &c))
                     continue;
                 if (n++ == idx) {
@@ -272,7 +280,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = RMSI_HIP_WAVE; tpr <= RMSI_HIP_FWD_MAX; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0};
             if (!rmsi_hip_valid(s, &c))
                 continue;
             if (n++ == idx) {

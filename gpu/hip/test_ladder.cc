@@ -56,14 +56,15 @@ int main()
                             s.dev.cus = cu;
                             s.dev.lds_per_cu = cu == 256 ? 160 * 1024 : 64 * 1024;
                             s.dev.gfx = cu == 256 ? 950 : 942;
-                            const rmsi_config none = {-1, -1, -1, -1, -1, -1};
+                            const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1};
                             rmsi_config lad, res;
                             rmsi_hip_ladder(&s, &lad);
                             CHECK(rmsi_hip_valid(&s, &lad), "ladder invalid op %d %lldx%lld esz %d", op,
                                   (long long)r, (long long)c, e);
                             CHECK(rmsi_hip_resolve(&s, &none, &res) == 0 && same(res, lad), "resolve(no pin)");
                             if (op == RMSI_HIP_FWD && s.vec_ok && c / (16 / e) <= 2048)
-                                CHECK(lad.path == RMSI_PATH_REG && lad.nv <= 2, "short vector row not in registers");
+                                CHECK(lad.path == RMSI_PATH_REG && lad.nv <= (c / (16 / e) > 1024 ? 4 : 2),
+                                      "short vector row not in registers");
                             shapes++;
                             for (int i = 0;; i++) {
                                 rmsi_config c2, pin, back;
