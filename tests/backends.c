@@ -119,3 +119,9 @@ const rmst_backend *rmst_backend_of(void **state)
     }
     return tb;
 }
+
+int rmst_pin_sweep(void)
+{
+    const char *e = getenv("RMST_PIN_SWEEP");
+    return e != NULL && strcmp(e, "1") == 0;
+}

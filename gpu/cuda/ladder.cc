@@ -59,6 +59,9 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
 /* The backward keeps its dw accumulators in shared memory: at most the 48 KB a
  * launch gets without opting in. */
 #define RMSI_BWD_SMEM_MAX (48 * 1024)
+/* The pipe path's stages may opt in to what one CTA can have on sm_80/sm_90
+ * (227 KB, less the static reduction slots). */
+#define RMSI_PIPE_SMEM_MAX (227 * 1024 - 1024)
 
 /* Rows per CTA: one row group per CTA once a row has two warps (measured
  * best at 2048..8192 columns), else CTAs of 128 threads (at most 32 groups,
@@ -107,14 +110,20 @@ static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
     return s->op == RMSI_OP_FWD ? 2048 : 1024;
 }
 
-static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
+/* rmsi_backward_smem / rmsi_forward_smem of gpu/common, from the shape. */
+static size_t rmsi_cfg_smem(const rmsi_shape *s, const rmsi_config *c)
 {
-    return (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (size_t)(16 / s->esz) + 1) * sizeof(float);
+    const size_t acc = (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (size_t)(16 / s->esz) + 1) * sizeof(float);
+    const size_t streams = s->op == RMSI_OP_FWD ? (s->res ? 2u : 1u) : (s->res ? 3u : 2u);
+    const size_t stages = c->path == RMSI_PATH_PIPE ? (size_t)c->stages * streams * (size_t)c->nv * (size_t)c->tpr * 16u : 0u;
+    if (s->op == RMSI_OP_FWD)
+        return stages;
+    return c->path == RMSI_PATH_PIPE ? (acc + 15u) / 16u * 16u + stages : acc;
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
@@ -137,12 +146,29 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.tpr = (int)tpr;
     c.rpc = (int)rmsi_rpc_for(tpr);
     c.nv = rmsi_nv_for(s, c.tpr);
+    /* Many wide rows: the cp.async pipeline (rule 6). */
+    if (s->rows >= 4LL * s->sms && tpr >= 32 && c.nv <= 4) {
+        rmsi_config p = c;
+        p.path = RMSI_PATH_PIPE;
+        p.rpc = 1;
+        p.stages = fwd ? 3 : 2;
+        if (rmsi_config_valid(s, &p))
+            c = p;
+    }
     *out = c;
 }
 
 int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 1)
+        return 0;
+    if (c->path == RMSI_PATH_PIPE) {
+        /* one row group per CTA, whole warps, the kernels' NV set */
+        return s->vec_ok && c->vec == 16 && c->rpc == 1 && c->tpr >= 32 && c->tpr <= RMSI_REG_MAXT &&
+               c->tpr % RMSI_LADDER_WARP == 0 && c->nv == rmsi_nv_for(s, c->tpr) && c->nv <= 4 &&
+               c->stages >= 2 && c->stages <= 4 && rmsi_cfg_smem(s, c) <= RMSI_PIPE_SMEM_MAX;
+    }
+    if (c->stages != 0)
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if (c->vec == 16 && !s->vec_ok)
@@ -163,7 +189,7 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
         return 0;
     if (s->op == RMSI_OP_FWD && s->quant == RMSI_Q_BLOCK && c->tpr < 128 / (16 / s->esz))
         return 0;
-    if (s->op != RMSI_OP_FWD && rmsi_bwd_smem(s, c) > RMSI_BWD_SMEM_MAX)
+    if (s->op != RMSI_OP_FWD && rmsi_cfg_smem(s, c) > RMSI_BWD_SMEM_MAX)
         return 0;
     return 1;
 }
@@ -196,7 +222,15 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.cps = pin->cps;
     if (pin->cache >= 0)
         c.cache = pin->cache;
-    if (c.path == RMSI_PATH_REG && c.tpr > 0)
+    if (c.path != RMSI_PATH_PIPE)
+        c.stages = 0;
+    else if (c.stages == 0)
+        c.stages = 2;
+    if (pin->stages >= 0)
+        c.stages = pin->stages;
+    if (c.path == RMSI_PATH_PIPE)
+        c.rpc = 1;
+    if (c.path != RMSI_PATH_MULTI && c.tpr > 0)
         c.nv = rmsi_nv_for(s, c.tpr);
     if (c.path == RMSI_PATH_MULTI) {
         c.rpc = 1;
@@ -215,7 +249,8 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
     const int64_t per_sm = c->cps > 0 ? c->cps : (occ > 0 ? occ : 1);
     int64_t g = groups < per_sm * s->sms ? groups : per_sm * s->sms;
     if (s->op == RMSI_OP_FWD) {
-        /* cps = 0: the register path covers the rows, one CTA per row group */
+        /* cps = 0: the register path covers the rows, one CTA per row group
+         * (the pipe path is persistent: as many CTAs as fit) */
         if (c->cps == 0 && c->path == RMSI_PATH_REG)
             g = groups;
     } else {
@@ -253,7 +288,7 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
             for (int k = 0; k < 2; k++) {
                 for (int cache = 0; cache < 2; cache++) {
                     rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]), cps[k],
-                                     cache};
+                                     cache, 0};
                     if (!rmsi_config_valid(s, &c))
                         continue;
                     if (n++ == idx) {
@@ -264,9 +299,22 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
             }
         }
     }
+    for (int j = 0; j < nt; j++) {
+        for (int st = 2; st <= 4; st++) {
+            for (int cache = 0; cache < 2; cache++) {
+                rmsi_config c = {RMSI_PATH_PIPE, 16, (int)tprs[j], 1, rmsi_nv_for(s, (int)tprs[j]), 0, cache, st};
+                if (!rmsi_config_valid(s, &c))
+                    continue;
+                if (n++ == idx) {
+                    *out = c;
+                    return 0;
+                }
+            }
+        }
+    }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0};
             if (!rmsi_config_valid(s, &c))
                 continue;
             if (n++ == idx) {
