@@ -92,101 +92,6 @@ __device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, f
 /* Dynamic shared memory of rmsi_bwd_reg: each thread's dw accumulators, NV *
  * VEC floats in a slot of NV * VEC + 1 (odd: the 32 lanes of a warp hit 32
  * different banks), so that every offset inside the slot is a constant. */
-/* One row after its loads (x in xa, dy in ga): rstd, c, dx, and dw into the
- * thread's accumulator slot acc (NULL: no dw). dsm: the residual gradient's
- * slots in shared memory (pipe path), else it is read here from global
- * memory. Every thread of the CTA calls it (it holds the reductions'
- * barriers), for a dead row too. */
-template <typename T, typename W, int NV>
-__device__ __forceinline__ void rmsi_bwd_row(const rmsi_bwd_params &p, int64_t row, bool live, int64_t r, int t,
-                                             int tpr, int nvec, const uint4 (&xa)[NV], const uint4 (&ga)[NV],
-                                             const uint4 *dsm, float *acc, float *red)
-{
-    constexpr int VEC = 16 / (int)sizeof(T);
-    /* rstd first (given, or one more reduction), then c = sum(g * n) / cols
-     * with n = h * rstd, as docs/numerics.md orders it: sum(g * h) scaled
-     * afterwards overflows for |h| near 2^46 and underflows near 2^-48
-     * (found by fuzz_backward on the H200). p.rstd is uniform per CTA. */
-    float rs = (p.rstd && live) ? p.rstd[row] : 0.0f;
-    if (!p.rstd) {
-        float ss = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            float h[VEC];
-            rmsi_unpack16<T>(xa[k], h);
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                ss += h[e] * h[e];
-        }
-        rs = rmsi_d_rstd(rmsi_row_reduce(ss, red, rmsi_op_sum()), p.cols, p.eps);
-    }
-    float sgn = 0.0f;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = t + k * tpr;
-        if (!(live && i < nvec))
-            continue;
-        float wf[VEC];
-        rmsi_bwd_wvec<T, W>(p, i, wf);
-#pragma unroll
-        for (int e = 0; e < VEC; e++)
-            sgn += (rmsi_elem16<T>(ga[k], e) * wf[e]) * (rmsi_elem16<T>(xa[k], e) * rs);
-    }
-    const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
-
-    uint4 *dxr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.dx, r, p.dx_ld));
-    const uint4 *drr = p.dres ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, r, p.dres_ld)) : nullptr;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = t + k * tpr;
-        if (!(live && i < nvec))
-            continue;
-        float wf[VEC], d[VEC];
-        rmsi_bwd_wvec<T, W>(p, i, wf);
-        uint4 dr = make_uint4(0u, 0u, 0u, 0u);
-        if (dsm)
-            dr = dsm[k * tpr + t];
-        else if (drr)
-            dr = p.cache ? rmsi_ld_stream(drr + i) : drr[i];
-#pragma unroll
-        for (int e = 0; e < VEC; e++) {
-            const float h = rmsi_elem16<T>(xa[k], e);
-            const float dy = rmsi_elem16<T>(ga[k], e);
-            const float n = h * rs;
-            const float g = dy * wf[e];
-            const float m = p.llama ? rmsi_elem<T>::round(n) : n;
-            d[e] = rs * (g - n * c) + (drr ? rmsi_elem16<T>(dr, e) : 0.0f);
-            if (acc)
-                acc[k * VEC + e] += dy * m;
-        }
-        const uint4 o = rmsi_pack16<T>(d);
-        if (p.cache)
-            rmsi_st_stream(dxr + i, o);
-        else
-            dxr[i] = o;
-    }
-}
-
-/* The thread's accumulators into its partial row of the workspace. */
-template <typename T, int NV>
-__device__ __forceinline__ void rmsi_bwd_flush(const rmsi_bwd_params &p, int64_t part_row, int t, int tpr, int nvec,
-                                               const float *acc)
-{
-    constexpr int VEC = 16 / (int)sizeof(T);
-    float *part = p.ws + part_row * p.cols;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = t + k * tpr;
-        if (i < nvec) {
-            float v[VEC];
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                v[e] = acc[k * VEC + e];
-            rmsi_vec<float, VEC>::store(part + (int64_t)i * VEC, v);
-        }
-    }
-}
-
 template <typename T, typename W, int NV>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
@@ -206,6 +111,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
         for (int m = 0; m < NV * VEC; m++)
             acc[m] = 0.0f;
     }
+
     for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
@@ -215,89 +121,83 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
                           p.cache, xa);
         rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
                           p.cache, ga);
-        rmsi_bwd_row<T, W, NV>(p, row, live, r, t, tpr, nvec, xa, ga, nullptr, acc, red);
-    }
-    if (acc)
-        rmsi_bwd_flush<T, NV>(p, (int64_t)blockIdx.x * blockDim.y + threadIdx.y, t, tpr, nvec, acc);
-}
 
-#if RMSI_HAVE_CP_ASYNC
-/* rmsi_bwd_pipe: rmsi_bwd_reg's math with x and dy arriving through a cp.async
- * pipeline (see rmsi_fwd_pipe in forward.cu): a persistent grid of one-row
- * CTAs, S stages of [x | dy | dres] slots after the accumulators in shared
- * memory, each thread reading back only the slots it filled. */
-template <typename T, int NV>
-__device__ __forceinline__ void rmsi_bwd_pipe_issue(const rmsi_bwd_params &p, int64_t row, uint4 *st, int per,
-                                                    int t, int tpr, int nvec)
-{
-    if (row < p.rows) {
-        const uint4 *xr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, row, p.x_ld));
-        const uint4 *gr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, row, p.dy_ld));
-        const uint4 *dr = p.dres ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, row, p.dres_ld)) : nullptr;
+        /* rstd first (given, or one more reduction), then c = sum(g * n) / cols
+         * with n = h * rstd, as docs/numerics.md orders it: sum(g * h) scaled
+         * afterwards overflows for |h| near 2^46 and underflows near 2^-48
+         * (found by fuzz_backward on the H200). p.rstd is uniform per CTA. */
+        float rs = (p.rstd && live) ? p.rstd[row] : 0.0f;
+        if (!p.rstd) {
+            float ss = 0.0f;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float h[VEC];
+                rmsi_unpack16<T>(xa[k], h);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    ss += h[e] * h[e];
+            }
+            rs = rmsi_d_rstd(rmsi_row_reduce(ss, red, rmsi_op_sum()), p.cols, p.eps);
+        }
+        float sgn = 0.0f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int i = t + k * tpr;
-            if (i < nvec) {
-                rmsi_cp_async16(st + k * tpr + t, xr + i);
-                rmsi_cp_async16(st + per + k * tpr + t, gr + i);
-                if (dr)
-                    rmsi_cp_async16(st + 2 * per + k * tpr + t, dr + i);
+            if (!(live && i < nvec))
+                continue;
+            float wf[VEC];
+            rmsi_bwd_wvec<T, W>(p, i, wf);
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                sgn += (rmsi_elem16<T>(ga[k], e) * wf[e]) * (rmsi_elem16<T>(xa[k], e) * rs);
+        }
+        const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
+
+        uint4 *dxr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.dx, r, p.dx_ld));
+        const uint4 *drr = p.dres ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, r, p.dres_ld)) : nullptr;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int i = t + k * tpr;
+            if (!(live && i < nvec))
+                continue;
+            float wf[VEC], d[VEC];
+            rmsi_bwd_wvec<T, W>(p, i, wf);
+            uint4 dr = make_uint4(0u, 0u, 0u, 0u);
+            if (drr)
+                dr = p.cache ? rmsi_ld_stream(drr + i) : drr[i];
+#pragma unroll
+            for (int e = 0; e < VEC; e++) {
+                const float h = rmsi_elem16<T>(xa[k], e);
+                const float dy = rmsi_elem16<T>(ga[k], e);
+                const float n = h * rs;
+                const float g = dy * wf[e];
+                const float m = p.llama ? rmsi_elem<T>::round(n) : n;
+                d[e] = rs * (g - n * c) + (drr ? rmsi_elem16<T>(dr, e) : 0.0f);
+                if (acc)
+                    acc[k * VEC + e] += dy * m;
             }
+            const uint4 o = rmsi_pack16<T>(d);
+            if (p.cache)
+                rmsi_st_stream(dxr + i, o);
+            else
+                dxr[i] = o;
         }
     }
-    rmsi_cp_async_commit(); /* an empty group too: the wait counts stay uniform */
-}
-
-template <typename T, typename W, int NV>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_pipe(const rmsi_bwd_params p)
-{
-    constexpr int VEC = 16 / (int)sizeof(T);
-    constexpr int SLOT = NV * VEC + 1;
-    extern __shared__ float4 rmsi_bwd_acc4[];
-    __shared__ float red[RMSI_MAX_WARPS];
-    const int t = (int)threadIdx.x;
-    const int tpr = (int)blockDim.x;
-    const int nvec = (int)(p.cols / VEC);
-    const int S = p.stages;
-    const int per = NV * tpr;
-    const int sstride = (p.dres ? 3 : 2) * per;
-    /* stages after the accumulators, rounded up to 16 bytes */
-    uint4 *stage = reinterpret_cast<uint4 *>(rmsi_bwd_acc4) + ((int64_t)tpr * SLOT * 4 + 15) / 16;
-    float *acc = p.ws ? reinterpret_cast<float *>(rmsi_bwd_acc4) + t * SLOT : nullptr;
-    const int64_t step = gridDim.x;
     if (acc) {
-#pragma unroll
-        for (int m = 0; m < NV * VEC; m++)
-            acc[m] = 0.0f;
-    }
-    int64_t row = blockIdx.x;
-    for (int j = 0; j < S - 1; j++)
-        rmsi_bwd_pipe_issue<T, NV>(p, row + j * step, stage + j * sstride, per, t, tpr, nvec);
-    int s = 0;
-    for (; row < p.rows; row += step) { /* uniform: row depends on blockIdx alone */
-        const int ahead = s == 0 ? S - 1 : s - 1;
-        rmsi_bwd_pipe_issue<T, NV>(p, row + (int64_t)(S - 1) * step, stage + ahead * sstride, per, t, tpr, nvec);
-        rmsi_cp_async_wait_all_but(S - 1);
-        const uint4 *st = stage + s * sstride;
-        uint4 xa[NV], ga[NV];
+        float *part = p.ws + ((int64_t)blockIdx.x * blockDim.y + threadIdx.y) * p.cols;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int i = t + k * tpr;
-            xa[k] = make_uint4(0u, 0u, 0u, 0u);
-            ga[k] = make_uint4(0u, 0u, 0u, 0u);
             if (i < nvec) {
-                xa[k] = st[k * tpr + t];
-                ga[k] = st[per + k * tpr + t];
+                float v[VEC];
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    v[e] = acc[k * VEC + e];
+                rmsi_vec<float, VEC>::store(part + (int64_t)i * VEC, v);
             }
         }
-        rmsi_bwd_row<T, W, NV>(p, row, true, row, t, tpr, nvec, xa, ga, p.dres ? st + 2 * per : nullptr, acc, red);
-        s = s + 1 == S ? 0 : s + 1;
     }
-    rmsi_cp_async_wait_all_but(0);
-    if (acc)
-        rmsi_bwd_flush<T, NV>(p, blockIdx.x, t, tpr, nvec, acc);
 }
-#endif
 
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi_bwd_params p)
@@ -408,18 +308,6 @@ rmsi_bwd_kernel rmsi_bwd_pick(const rmsi_config *c)
 {
     if (c->path == RMSI_PATH_MULTI)
         return c->vec == 16 ? rmsi_bwd_multi<T, W, 16 / sizeof(T)> : rmsi_bwd_multi<T, W, 1>;
-    if (c->path == RMSI_PATH_PIPE) {
-#if RMSI_HAVE_CP_ASYNC
-        switch (c->nv) {
-        case 1: return rmsi_bwd_pipe<T, W, 1>;
-        case 2: return rmsi_bwd_pipe<T, W, 2>;
-        case 4: return rmsi_bwd_pipe<T, W, 4>;
-        default: return nullptr;
-        }
-#else
-        return nullptr;
-#endif
-    }
     switch (c->nv) {
     case 1: return rmsi_bwd_reg<T, W, 1>;
     case 2: return rmsi_bwd_reg<T, W, 2>;
@@ -442,37 +330,27 @@ rmsi_bwd_kernel rmsi_bwd_kernel_for(int dtype, int wdtype, const rmsi_config *c)
 
 } /* namespace */
 
-/* Dynamic shared memory of a config: the dw accumulators (NV * VEC + 1
- * floats a thread), always reserved (also without dw) so that the occupancy,
- * hence the persistent grid and the partial count, follow from the shape
- * alone; the pipe path adds its stages of x, dy [, dres] slots. */
-size_t rmsi_backward_smem(int dtype, int dres, const rmsi_config *c)
+/* Dynamic shared memory of a config: rmsi_bwd_reg's accumulators, always
+ * reserved (also without dw) so that the occupancy, hence the persistent grid
+ * and the partial count, depend on the shape alone. */
+size_t rmsi_backward_smem(int dtype, const rmsi_config *c)
 {
     const size_t esz = dtype == RMSI_T_F32 ? 4 : 2;
-    size_t acc, stages;
     if (c->path == RMSI_PATH_MULTI)
         return 0;
-    acc = (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (16 / esz) + 1) * sizeof(float);
-    if (c->path != RMSI_PATH_PIPE)
-        return acc;
-    stages = (size_t)c->stages * (dres ? 3u : 2u) * (size_t)c->nv * (size_t)c->tpr * 16u;
-    return (acc + 15u) / 16u * 16u + stages;
+    return (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (16 / esz) + 1) * sizeof(float);
 }
 
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                          int64_t grid, void *stream)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
-    const size_t smem = rmsi_backward_smem(dtype, p->dres != nullptr, c);
     rmsi_bwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = c->cache;
-    q.stages = c->stages;
-    if (smem > 48u * 1024u && rmsi_func_max_smem(k, smem) != RMSI_SUCCESS)
-        return -1;
-    dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_REG ? (unsigned)c->rpc : 1u, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream>>>(q);
+    dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
+    k<<<dim3((unsigned)grid, 1u, 1u), block, rmsi_backward_smem(dtype, c), (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
@@ -486,15 +364,12 @@ int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t col
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
-int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas)
+int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
-    const size_t smem = rmsi_backward_smem(dtype, dres, c);
-    int threads = c->tpr * (c->path == RMSI_PATH_REG ? c->rpc : 1);
+    int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
     if (!k)
         return -1;
-    if (smem > 48u * 1024u && rmsi_func_max_smem(k, smem) != RMSI_SUCCESS)
-        return -1;
-    return rmsi_occupancy(ctas, k, threads, smem) == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_occupancy(ctas, k, threads, rmsi_backward_smem(dtype, c)) == RMSI_SUCCESS ? 0 : -1;
 }

@@ -3,7 +3,7 @@
  * (RMSNORM_CUDA_CONFIG / RMSNORM_HIP_CONFIG), config_set, config_describe and
  * config_enumerate:
  *
- *     path=reg|multi|pipe,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0|1,stages=N
+ *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0|1
  *
  * Keys may be given in any order and any subset; a key left out (-1 here) is
  * filled by the ladder for each shape, so "tpr=512" pins only the threads per
@@ -34,7 +34,7 @@ static int rmsi_parse_int(const char *s, size_t n, int *out)
 
 int rmsi_config_parse(const char *spec, rmsi_config *out)
 {
-    rmsi_config c = {-1, -1, -1, -1, -1, -1, -1, -1};
+    rmsi_config c = {-1, -1, -1, -1, -1, -1, -1};
     const char *s = spec;
     if (!spec || !*spec || strcmp(spec, "auto") == 0) {
         *out = c;
@@ -57,8 +57,6 @@ int rmsi_config_parse(const char *spec, rmsi_config *out)
                 c.path = RMSI_PATH_REG;
             else if (vlen == 5 && strncmp(val, "multi", 5) == 0)
                 c.path = RMSI_PATH_MULTI;
-            else if (vlen == 4 && strncmp(val, "pipe", 4) == 0)
-                c.path = RMSI_PATH_PIPE;
             else
                 return -1;
         } else {
@@ -81,8 +79,6 @@ int rmsi_config_parse(const char *spec, rmsi_config *out)
                 if (v > 1)
                     return -1;
                 c.cache = v;
-            } else if (klen == 6 && strncmp(s, "stages", 6) == 0) {
-                c.stages = v;
             } else {
                 return -1;
             }
@@ -101,9 +97,6 @@ int rmsi_config_format(const rmsi_config *c, char *buf, size_t n)
     if (c->path == RMSI_PATH_MULTI)
         w = snprintf(buf, n, "path=multi,vec=%d,tpr=%d,cps=%d,cache=%d", c->vec == 16 ? 16 : 1, c->tpr, c->cps,
                      c->cache);
-    else if (c->path == RMSI_PATH_PIPE)
-        w = snprintf(buf, n, "path=pipe,vec=16,tpr=%d,nv=%d,cps=%d,cache=%d,stages=%d", c->tpr, c->nv, c->cps,
-                     c->cache, c->stages);
     else
         w = snprintf(buf, n, "path=reg,vec=16,tpr=%d,rpc=%d,nv=%d,cps=%d,cache=%d", c->tpr, c->rpc, c->nv, c->cps,
                      c->cache);

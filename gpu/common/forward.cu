@@ -97,122 +97,11 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     }
 }
 
-/* One row after its loads: h = x + r (stored when asked), the sum of squares
- * and rstd, [the per-token amax,] then y and/or the fp8 codes and scales.
- * Every thread of the CTA calls it (it holds the reductions' barriers), for a
- * dead row (live = false, r = 0, zero vectors) too. ra is read only with a
- * residual. */
-template <typename T, typename W, int NV, bool Q>
-__device__ __forceinline__ void rmsi_fwd_row(const rmsi_fwd_params &p, int64_t row, bool live, int64_t r, int t,
-                                             int tpr, int nvec, float s_tensor, uint4 (&xa)[NV],
-                                             const uint4 (&ra)[NV], float *red)
-{
-    constexpr int VEC = 16 / (int)sizeof(T);
-    constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
-    /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
-    if (p.res) {
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            float a[VEC], b[VEC];
-            rmsi_unpack16<T>(xa[k], a);
-            rmsi_unpack16<T>(ra[k], b);
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                a[e] = __fadd_rn(a[e], b[e]);
-            xa[k] = rmsi_pack16<T>(a);
-        }
-        if (p.h) {
-            uint4 *hr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, r, p.h_ld));
-#pragma unroll
-            for (int k = 0; k < NV; k++) {
-                const int i = t + k * tpr;
-                if (live && i < nvec)
-                    rmsi_st16(hr + i, xa[k], p.cache);
-            }
-        }
-    }
-
-    float ss = 0.0f;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        float a[VEC];
-        rmsi_unpack16<T>(xa[k], a);
-#pragma unroll
-        for (int e = 0; e < VEC; e++)
-            ss += a[e] * a[e];
-    }
-    ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
-    const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
-    if (p.rstd && live && t == 0)
-        p.rstd[row] = rs;
-
-    float s_row = s_tensor;
-    if (Q && p.quant == RMSI_Q_TOKEN) {
-        float amax = 0.0f;
-#pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int i = t + k * tpr;
-            if (!(live && i < nvec))
-                continue;
-            float v[VEC];
-            rmsi_fwd_value<T, W>(p, xa[k], i, rs, v);
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                amax = fmaxf(amax, fabsf(v[e]));
-        }
-        amax = rmsi_row_reduce(amax, red, rmsi_op_max());
-        s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
-        if (live && t == 0)
-            p.scale[row] = s_row;
-    }
-
-    uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) : nullptr;
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = t + k * tpr;
-        const bool on = live && i < nvec;
-        /* The block quantiser's shuffles need every lane of a block, live
-         * or not; without them a dead vector is skipped outright. */
-        if (!(Q && p.quant == RMSI_Q_BLOCK) && !on)
-            continue;
-        float v[VEC];
-        rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v);
-        if (yr && on)
-            rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache);
-        if (Q && p.quant != RMSI_Q_NONE) {
-            float s = s_row;
-            if (p.quant == RMSI_Q_BLOCK) {
-                float amax = 0.0f;
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    amax = fmaxf(amax, fabsf(v[e]));
-                amax = rmsi_warp_reduce(amax, L, rmsi_op_max());
-                s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
-                if (on && (t % L) == 0)
-                    p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
-            }
-            if (on) {
-                /* A dynamic scale is >= 1 / (fmax * 512): its reciprocal is
-                 * finite, and v * (1 / s) is within an fp32 ulp of v / s, so
-                 * the code is within the one-code bound of docs/numerics.md
-                 * (exact for power-of-two scales). A static scale may be
-                 * tiny: divided, as the reference does. */
-                const bool dyn = p.quant != RMSI_Q_TENSOR;
-                const float inv = dyn ? __fdiv_rn(1.0f, s) : 0.0f;
-                uint32_t c[VEC];
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    c[e] = rmsi_fp8_encode(dyn ? v[e] * inv : __fdiv_rn(v[e], s), p.fp8);
-                rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC, c);
-            }
-        }
-    }
-}
-
 template <typename T, typename W, int NV, bool Q>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_reg(const rmsi_fwd_params p)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
     __shared__ float red[RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int tpr = (int)blockDim.x;
@@ -226,89 +115,113 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_r
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
         const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
-        uint4 xa[NV], ra[NV];
+        uint4 xa[NV];
         rmsi_fwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
                           p.cache, xa);
-        if (p.res)
+
+        /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
+        if (p.res) {
+            uint4 ra[NV];
             rmsi_fwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
                               nvec, p.cache, ra);
-        rmsi_fwd_row<T, W, NV, Q>(p, row, live, r, t, tpr, nvec, s_tensor, xa, ra, red);
-    }
-}
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float a[VEC], b[VEC];
+                rmsi_unpack16<T>(xa[k], a);
+                rmsi_unpack16<T>(ra[k], b);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    a[e] = __fadd_rn(a[e], b[e]);
+                xa[k] = rmsi_pack16<T>(a);
+            }
+            if (p.h) {
+                uint4 *hr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, r, p.h_ld));
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const int i = t + k * tpr;
+                    if (live && i < nvec)
+                        rmsi_st16(hr + i, xa[k], p.cache);
+                }
+            }
+        }
 
-#if RMSI_HAVE_CP_ASYNC
-/* rmsi_fwd_pipe: the row group is the CTA (rpc = 1) and the grid persistent;
- * each thread copies its own vectors of the rows ahead into shared-memory
- * stages with cp.async (no registers held while they fly), so S - 1 rows per
- * CTA are in flight while one is reduced and written. A thread reads back
- * only the slots it filled, so the stages need no barrier: its own
- * wait_group orders them. Layout per stage: [k][thread] 16-byte slots, x then
- * (with a residual) r. */
-template <typename T, int NV>
-__device__ __forceinline__ void rmsi_fwd_pipe_issue(const rmsi_fwd_params &p, int64_t row, uint4 *st, int per,
-                                                    int t, int tpr, int nvec)
-{
-    constexpr int VEC = 16 / (int)sizeof(T);
-    if (row < p.rows) {
-        const uint4 *xr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, row, p.x_ld));
-        const uint4 *rr = p.res ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, row, p.res_ld)) : nullptr;
+        float ss = 0.0f;
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            float a[VEC];
+            rmsi_unpack16<T>(xa[k], a);
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                ss += a[e] * a[e];
+        }
+        ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
+        const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
+        if (p.rstd && live && t == 0)
+            p.rstd[row] = rs;
+
+        float s_row = s_tensor;
+        if (Q && p.quant == RMSI_Q_TOKEN) {
+            float amax = 0.0f;
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int i = t + k * tpr;
+                if (!(live && i < nvec))
+                    continue;
+                float v[VEC];
+                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    amax = fmaxf(amax, fabsf(v[e]));
+            }
+            amax = rmsi_row_reduce(amax, red, rmsi_op_max());
+            s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
+            if (live && t == 0)
+                p.scale[row] = s_row;
+        }
+
+        uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) : nullptr;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int i = t + k * tpr;
-            if (i < nvec) {
-                rmsi_cp_async16(st + k * tpr + t, xr + i);
-                if (rr)
-                    rmsi_cp_async16(st + per + k * tpr + t, rr + i);
-            }
-        }
-    }
-    (void)VEC;
-    rmsi_cp_async_commit(); /* an empty group too: the wait counts stay uniform */
-}
-
-template <typename T, typename W, int NV, bool Q>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_pipe(const rmsi_fwd_params p)
-{
-    constexpr int VEC = 16 / (int)sizeof(T);
-    extern __shared__ uint4 rmsi_fwd_stage[];
-    __shared__ float red[RMSI_MAX_WARPS];
-    const int t = (int)threadIdx.x;
-    const int tpr = (int)blockDim.x;
-    const int nvec = (int)(p.cols / VEC);
-    const int S = p.stages;
-    const int per = NV * tpr;                 /* slots of one stream in a stage */
-    const int sstride = p.res ? 2 * per : per; /* slots of a stage */
-    const float s_tensor = (Q && p.quant == RMSI_Q_TENSOR) ? p.scale[0] : 1.0f;
-    const int64_t step = gridDim.x;
-
-    int64_t row = blockIdx.x;
-    for (int j = 0; j < S - 1; j++)
-        rmsi_fwd_pipe_issue<T, NV>(p, row + j * step, rmsi_fwd_stage + j * sstride, per, t, tpr, nvec);
-    int s = 0;
-    for (; row < p.rows; row += step) { /* uniform: row depends on blockIdx alone */
-        const int ahead = s == 0 ? S - 1 : s - 1;
-        rmsi_fwd_pipe_issue<T, NV>(p, row + (int64_t)(S - 1) * step, rmsi_fwd_stage + ahead * sstride, per, t, tpr,
-                                   nvec);
-        rmsi_cp_async_wait_all_but(S - 1); /* this row's group has landed */
-        const uint4 *st = rmsi_fwd_stage + s * sstride;
-        uint4 xa[NV], ra[NV];
+            const bool on = live && i < nvec;
+            /* The block quantiser's shuffles need every lane of a block, live
+             * or not; without them a dead vector is skipped outright. */
+            if (!(Q && p.quant == RMSI_Q_BLOCK) && !on)
+                continue;
+            float v[VEC];
+            rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v);
+            if (yr && on)
+                rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache);
+            if (Q && p.quant != RMSI_Q_NONE) {
+                float s = s_row;
+                if (p.quant == RMSI_Q_BLOCK) {
+                    float amax = 0.0f;
 #pragma unroll
-        for (int k = 0; k < NV; k++) {
-            const int i = t + k * tpr;
-            xa[k] = make_uint4(0u, 0u, 0u, 0u);
-            ra[k] = make_uint4(0u, 0u, 0u, 0u);
-            if (i < nvec) {
-                xa[k] = st[k * tpr + t];
-                if (p.res)
-                    ra[k] = st[per + k * tpr + t];
+                    for (int e = 0; e < VEC; e++)
+                        amax = fmaxf(amax, fabsf(v[e]));
+                    amax = rmsi_warp_reduce(amax, L, rmsi_op_max());
+                    s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
+                    if (on && (t % L) == 0)
+                        p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
+                }
+                if (on) {
+                    /* A dynamic scale is >= 1 / (fmax * 512): its reciprocal
+                     * is finite, and v * (1 / s) is within an fp32 ulp of
+                     * v / s, so the code is within the one-code bound of
+                     * docs/numerics.md (exact for power-of-two scales). A
+                     * static scale may be tiny: divided, as the reference. */
+                    const bool dyn = p.quant != RMSI_Q_TENSOR;
+                    const float inv = dyn ? __fdiv_rn(1.0f, s) : 0.0f;
+                    uint32_t c[VEC];
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        c[e] = rmsi_fp8_encode(dyn ? v[e] * inv : __fdiv_rn(v[e], s), p.fp8);
+                    rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC, c);
+                }
             }
         }
-        rmsi_fwd_row<T, W, NV, Q>(p, row, true, row, t, tpr, nvec, s_tensor, xa, ra, red);
-        s = s + 1 == S ? 0 : s + 1;
     }
-    rmsi_cp_async_wait_all_but(0);
 }
-#endif
 
 /* h of element group i (VEC elements) in the passes after the first. */
 template <typename T, int VEC>
@@ -450,29 +363,11 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 
 typedef void (*rmsi_fwd_kernel)(const rmsi_fwd_params);
 
-template <typename T, typename W, bool Q>
-rmsi_fwd_kernel rmsi_fwd_pick_pipe(int nv)
-{
-#if RMSI_HAVE_CP_ASYNC
-    switch (nv) {
-    case 1: return rmsi_fwd_pipe<T, W, 1, Q>;
-    case 2: return rmsi_fwd_pipe<T, W, 2, Q>;
-    case 4: return rmsi_fwd_pipe<T, W, 4, Q>;
-    default: return nullptr;
-    }
-#else
-    (void)nv;
-    return nullptr;
-#endif
-}
-
 template <typename T, typename W>
 rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q)
 {
     if (c->path == RMSI_PATH_MULTI)
         return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
-    if (c->path == RMSI_PATH_PIPE)
-        return q ? rmsi_fwd_pick_pipe<T, W, true>(c->nv) : rmsi_fwd_pick_pipe<T, W, false>(c->nv);
     if (q) {
         switch (c->nv) {
         case 1: return rmsi_fwd_reg<T, W, 1, true>;
@@ -505,41 +400,25 @@ rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c,
 
 } /* namespace */
 
-/* The pipe path's stages: 16-byte slots of x (and r) for NV vectors a thread. */
-size_t rmsi_forward_smem(int dtype, int res, const rmsi_config *c)
-{
-    (void)dtype;
-    if (c->path != RMSI_PATH_PIPE)
-        return 0;
-    return (size_t)c->stages * (res ? 2u : 1u) * (size_t)c->nv * (size_t)c->tpr * 16u;
-}
-
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                         int64_t grid, void *stream)
 {
     rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE);
-    const size_t smem = rmsi_forward_smem(dtype, p->res != nullptr, c);
     rmsi_fwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = c->cache;
-    q.stages = c->stages;
-    if (smem > 48u * 1024u && rmsi_func_max_smem(k, smem) != RMSI_SUCCESS)
-        return -1;
-    dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_REG ? (unsigned)c->rpc : 1u, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream>>>(q);
+    dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
+    k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
-int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas)
+int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas)
 {
     rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, quant != RMSI_Q_NONE);
-    const size_t smem = rmsi_forward_smem(dtype, res, c);
-    int threads = c->tpr * (c->path == RMSI_PATH_REG ? c->rpc : 1);
+    int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
     if (!k)
         return -1;
-    if (smem > 48u * 1024u && rmsi_func_max_smem(k, smem) != RMSI_SUCCESS)
-        return -1;
-    return rmsi_occupancy(ctas, k, threads, smem) == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_occupancy(ctas, k, threads, 0) == RMSI_SUCCESS ? 0 : -1;
 }

@@ -33,7 +33,6 @@ struct rmsi_fwd_params {
     float w_off, eps, scale_ub, fmax;
     int llama, pow2, quant, fp8;
     int cache;         /* rmsi_config.cache, set by the launcher */
-    int stages;        /* rmsi_config.stages (RMSI_PATH_PIPE), set by the launcher */
 };
 
 struct rmsi_bwd_params {
@@ -50,7 +49,6 @@ struct rmsi_bwd_params {
     float w_off, eps;
     int llama;
     int cache;         /* rmsi_config.cache, set by the launcher */
-    int stages;        /* rmsi_config.stages (RMSI_PATH_PIPE), set by the launcher */
 };
 
 /* A launch configuration: every memory-path knob of the ladder.
@@ -68,14 +66,10 @@ struct rmsi_bwd_params {
  *          many as fit (occupancy API).
  *   cache  0 = default cache policy; 1 = streaming hints on the activations
  *          (ld.global.cs / st.global.cs: evict first, each byte is used once).
- *   stages RMSI_PATH_PIPE (CUDA): rows per CTA in shared memory, S - 1 of
- *          them in flight (cp.async) while one is processed; 2..4. Else 0.
- * RMSI_PATH_PIPE: the register path's math over a persistent grid of one-row
- * CTAs (rpc = 1) whose inputs arrive through a cp.async pipeline.
  */
-enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1, RMSI_PATH_PIPE = 2 };
+enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 struct rmsi_config {
-    int path, vec, tpr, rpc, nv, cps, cache, stages;
+    int path, vec, tpr, rpc, nv, cps, cache;
 };
 
 #define RMSI_CONFIG_TEXT 96
@@ -90,11 +84,10 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
 /* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros). */
 int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream);
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
-int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas);
-int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas);
-/* Dynamic shared memory a config launches with (bytes). */
-size_t rmsi_backward_smem(int dtype, int dres, const rmsi_config *c);
-size_t rmsi_forward_smem(int dtype, int res, const rmsi_config *c);
+int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas);
+int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas);
+/* Dynamic shared memory the backward of a config launches with (bytes). */
+size_t rmsi_backward_smem(int dtype, const rmsi_config *c);
 /* Bandwidth probes: kind 0 copy, 1 write, 2 dst = a + b; nt = streaming stores. */
 int rmsi_launch_probe(int kind, int nt, void *dst, const void *a, const void *b, size_t bytes,
                       int sms, void *stream);

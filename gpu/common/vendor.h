@@ -32,13 +32,6 @@ typedef hipError_t rmsi_error_t;
 #define rmsi_get_last_error hipGetLastError
 #define rmsi_memset_async hipMemsetAsync
 #define rmsi_occupancy hipOccupancyMaxActiveBlocksPerMultiprocessor
-/* The AMD ladder never asks for more than the 64 KB of LDS a work-group
- * gets without opting in. */
-template <typename K>
-static inline hipError_t rmsi_func_max_smem(K, size_t bytes)
-{
-    return bytes <= 65536u ? hipSuccess : hipErrorInvalidValue;
-}
 
 __device__ __forceinline__ float rmsi_shfl_xor(float v, int mask, int width)
 {
@@ -61,8 +54,6 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
 __device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return *p; }
 __device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { *p = v; }
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
-/* cp.async has no HIP counterpart here: the pipelined kernels are CUDA's. */
-#define RMSI_HAVE_CP_ASYNC 0
 /* No OCP fp8 conversion instruction is assumed on gfx942: the portable
  * encoder in device_math.h is used for every format. */
 #define RMSI_HAVE_HW_FP8 0
@@ -80,12 +71,6 @@ typedef cudaError_t rmsi_error_t;
 #define rmsi_get_last_error cudaGetLastError
 #define rmsi_memset_async cudaMemsetAsync
 #define rmsi_occupancy cudaOccupancyMaxActiveBlocksPerMultiprocessor
-/* Opt a kernel into more than 48 KB of dynamic shared memory. */
-template <typename K>
-static inline cudaError_t rmsi_func_max_smem(K k, size_t bytes)
-{
-    return cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-}
 
 __device__ __forceinline__ float rmsi_shfl_xor(float v, int mask, int width)
 {
@@ -108,28 +93,6 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
 __device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return __ldcs(p); }
 __device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { __stcs(p, v); }
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return __ldg(p); }
-/* cp.async.cg (sm_80+, every target of the fat binary): 16 bytes global ->
- * shared, through L2 only, no register holds them in flight. */
-#define RMSI_HAVE_CP_ASYNC 1
-__device__ __forceinline__ void rmsi_cp_async16(void *smem, const void *gmem)
-{
-    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void rmsi_cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-/* Wait until at most n of this thread's groups are pending (n uniform, 0..3). */
-__device__ __forceinline__ void rmsi_cp_async_wait_all_but(int n)
-{
-    switch (n) {
-    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-    }
-}
 /* cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+; emulated by the header below
  * that): round to nearest even, saturating to the finite max, infinities too,
  * which is ref/formats.h's rule; NaN is handled by the caller so the sign

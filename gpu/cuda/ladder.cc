@@ -18,16 +18,23 @@
  *     accesses, 256 threads per row forward, 512 backward (the re-read hits
  *     L2).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
- *     no persistent loop). Many rows (>= 4 per SM): 4 vectors per thread
- *     (64 registers, 4 CTAs of 256); few rows: 2 vectors per thread, so a
- *     row's latency is spread over more threads. Threads per row: the
- *     balanced width for that many vectors, at least 128/VEC lanes for the
- *     block quantiser; CTAs of >= 128 threads (rows per CTA for narrow rows).
- *  4. Backward: persistent grid (its CTA count is the dw partial count), as
- *     many CTAs per SM as fit (cps = 0), 2 vectors per thread, at least a
- *     warp per row; capped at max(2 * SMs, rows / 32) partial rows so their
- *     write + read stays under ~4% of the logical bytes (16-bit T).
- *  5. cache = 0 (default policy).
+ *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
+ *     on every searched shape). Many rows (>= 4 per SM): 4 vectors per
+ *     thread (64 registers, 4 CTAs of 256); fewer: 1 vector per thread (2
+ *     if a row would need more than 512 threads), so a row's latency is
+ *     spread over the most threads. Threads per row: the balanced width for
+ *     that many vectors, at least 128/VEC lanes for the block quantiser;
+ *     CTAs of >= 128 threads (rows per CTA for narrow rows).
+ *  4. Backward: fewer rows than SMs -> multi-pass, 16-byte, 256 threads
+ *     (512 above 4096 bf16 columns): one CTA per row beats a register CTA
+ *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
+ *     count is the dw partial count), capped at max(2 * SMs, rows / 32)
+ *     partial rows so their write + read stays under ~4% of the logical
+ *     bytes (16-bit T), at least a warp per row: >= 64 rows per SM -> 4
+ *     vectors per thread, as many CTAs as fit (cps = 0), cache = 1 below
+ *     1024 vectors (8192 bf16 columns preferred the default policy by
+ *     1.5-6%); fewer rows -> 2 vectors per thread, 2 CTAs per SM, cache = 1
+ *     (4096x4096: 52.0 us against 56.5 at cps = 0).
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
  */
 #include "gpu/cuda/ladder.h"
@@ -59,9 +66,6 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
 /* The backward keeps its dw accumulators in shared memory: at most the 48 KB a
  * launch gets without opting in. */
 #define RMSI_BWD_SMEM_MAX (48 * 1024)
-/* The pipe path's stages may opt in to what one CTA can have on sm_80/sm_90
- * (227 KB, less the static reduction slots). */
-#define RMSI_PIPE_SMEM_MAX (227 * 1024 - 1024)
 
 /* Rows per CTA: one row group per CTA once a row has two warps (measured
  * best at 2048..8192 columns), else CTAs of 128 threads (at most 32 groups,
@@ -110,20 +114,14 @@ static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
     return s->op == RMSI_OP_FWD ? 2048 : 1024;
 }
 
-/* rmsi_backward_smem / rmsi_forward_smem of gpu/common, from the shape. */
-static size_t rmsi_cfg_smem(const rmsi_shape *s, const rmsi_config *c)
+static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
 {
-    const size_t acc = (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (size_t)(16 / s->esz) + 1) * sizeof(float);
-    const size_t streams = s->op == RMSI_OP_FWD ? (s->res ? 2u : 1u) : (s->res ? 3u : 2u);
-    const size_t stages = c->path == RMSI_PATH_PIPE ? (size_t)c->stages * streams * (size_t)c->nv * (size_t)c->tpr * 16u : 0u;
-    if (s->op == RMSI_OP_FWD)
-        return stages;
-    return c->path == RMSI_PATH_PIPE ? (acc + 15u) / 16u * 16u + stages : acc;
+    return (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (size_t)(16 / s->esz) + 1) * sizeof(float);
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
@@ -136,9 +134,26 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         *out = c;
         return;
     }
-    int nv = 2;
-    if (fwd && s->rows >= 4LL * s->sms)
+    if (!fwd && s->rows < s->sms) {
+        c.path = RMSI_PATH_MULTI;
+        c.tpr = nvec > 512 ? 512 : 256;
+        c.rpc = 1;
+        c.nv = 0;
+        *out = c;
+        return;
+    }
+    int nv;
+    if (fwd) {
+        nv = s->rows >= 4LL * s->sms ? 4 : 1;
+        c.cache = 1;
+    } else if (s->rows >= 64LL * s->sms) {
         nv = 4;
+        c.cache = nvec < 1024;
+    } else {
+        nv = 2;
+        c.cps = 2;
+        c.cache = 1;
+    }
     const int64_t lmin = fwd && s->quant == RMSI_Q_BLOCK ? 128 / vec : (fwd ? 4 : 32);
     int64_t tpr = rmsi_tpr_for_nv(nvec, nv, lmin);
     while (tpr > RMSI_REG_MAXT) /* nvec > 2 x 512 (forward): more vectors per thread */
@@ -146,29 +161,12 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.tpr = (int)tpr;
     c.rpc = (int)rmsi_rpc_for(tpr);
     c.nv = rmsi_nv_for(s, c.tpr);
-    /* Many wide rows: the cp.async pipeline (rule 6). */
-    if (s->rows >= 4LL * s->sms && tpr >= 32 && c.nv <= 4) {
-        rmsi_config p = c;
-        p.path = RMSI_PATH_PIPE;
-        p.rpc = 1;
-        p.stages = fwd ? 3 : 2;
-        if (rmsi_config_valid(s, &p))
-            c = p;
-    }
     *out = c;
 }
 
 int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 1)
-        return 0;
-    if (c->path == RMSI_PATH_PIPE) {
-        /* one row group per CTA, whole warps, the kernels' NV set */
-        return s->vec_ok && c->vec == 16 && c->rpc == 1 && c->tpr >= 32 && c->tpr <= RMSI_REG_MAXT &&
-               c->tpr % RMSI_LADDER_WARP == 0 && c->nv == rmsi_nv_for(s, c->tpr) && c->nv <= 4 &&
-               c->stages >= 2 && c->stages <= 4 && rmsi_cfg_smem(s, c) <= RMSI_PIPE_SMEM_MAX;
-    }
-    if (c->stages != 0)
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if (c->vec == 16 && !s->vec_ok)
@@ -189,7 +187,7 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
         return 0;
     if (s->op == RMSI_OP_FWD && s->quant == RMSI_Q_BLOCK && c->tpr < 128 / (16 / s->esz))
         return 0;
-    if (s->op != RMSI_OP_FWD && rmsi_cfg_smem(s, c) > RMSI_BWD_SMEM_MAX)
+    if (s->op != RMSI_OP_FWD && rmsi_bwd_smem(s, c) > RMSI_BWD_SMEM_MAX)
         return 0;
     return 1;
 }
@@ -222,15 +220,7 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.cps = pin->cps;
     if (pin->cache >= 0)
         c.cache = pin->cache;
-    if (c.path != RMSI_PATH_PIPE)
-        c.stages = 0;
-    else if (c.stages == 0)
-        c.stages = 2;
-    if (pin->stages >= 0)
-        c.stages = pin->stages;
-    if (c.path == RMSI_PATH_PIPE)
-        c.rpc = 1;
-    if (c.path != RMSI_PATH_MULTI && c.tpr > 0)
+    if (c.path == RMSI_PATH_REG && c.tpr > 0)
         c.nv = rmsi_nv_for(s, c.tpr);
     if (c.path == RMSI_PATH_MULTI) {
         c.rpc = 1;
@@ -249,8 +239,7 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
     const int64_t per_sm = c->cps > 0 ? c->cps : (occ > 0 ? occ : 1);
     int64_t g = groups < per_sm * s->sms ? groups : per_sm * s->sms;
     if (s->op == RMSI_OP_FWD) {
-        /* cps = 0: the register path covers the rows, one CTA per row group
-         * (the pipe path is persistent: as many CTAs as fit) */
+        /* cps = 0: the register path covers the rows, one CTA per row group */
         if (c->cps == 0 && c->path == RMSI_PATH_REG)
             g = groups;
     } else {
@@ -288,7 +277,7 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
             for (int k = 0; k < 2; k++) {
                 for (int cache = 0; cache < 2; cache++) {
                     rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]), cps[k],
-                                     cache, 0};
+                                     cache};
                     if (!rmsi_config_valid(s, &c))
                         continue;
                     if (n++ == idx) {
@@ -299,22 +288,9 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
             }
         }
     }
-    for (int j = 0; j < nt; j++) {
-        for (int st = 2; st <= 4; st++) {
-            for (int cache = 0; cache < 2; cache++) {
-                rmsi_config c = {RMSI_PATH_PIPE, 16, (int)tprs[j], 1, rmsi_nv_for(s, (int)tprs[j]), 0, cache, st};
-                if (!rmsi_config_valid(s, &c))
-                    continue;
-                if (n++ == idx) {
-                    *out = c;
-                    return 0;
-                }
-            }
-        }
-    }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0};
             if (!rmsi_config_valid(s, &c))
                 continue;
             if (n++ == idx) {

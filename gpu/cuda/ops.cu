@@ -21,9 +21,9 @@ static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int
     if (rmsi_config_resolve(s, &pin, c) != 0)
         return -1;
     if (s->op == RMSI_OP_FWD) {
-        if ((c->cps == 0 || c->path == RMSI_PATH_PIPE) && rmsi_forward_occupancy(dtype, wdtype, s->quant, s->res, c, &occ) != 0)
+        if (c->cps == 0 && rmsi_forward_occupancy(dtype, wdtype, s->quant, c, &occ) != 0)
             return -2;
-    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, s->res, c, &occ) != 0) {
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, c, &occ) != 0) {
         return -2;
     }
     *grid = rmsi_config_grid(s, c, occ);
@@ -74,7 +74,7 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
         return RMSNORM_OK;
     }
     rmsi_bwd_params_of(a, &p, &vec_ok);
-    rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), p.dres != nullptr};
+    rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), 0};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
@@ -83,7 +83,7 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st) != 0)
         return RMSNORM_ERR_DEVICE;
     if (p.ws) {
-        const int64_t parts = grid * (c.path == RMSI_PATH_REG ? c.rpc : 1);
+        const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
         if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
             return RMSNORM_ERR_DEVICE;
     }

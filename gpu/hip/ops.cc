@@ -18,7 +18,7 @@
 #include "gpu/hip/ladder.h"
 
 /* Pin or ladder: 0, -1 when a pin does not fit the shape, -2 on a runtime error. */
-static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, int res, rmsi_config *c, int64_t *grid)
+static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid)
 {
     rmsi_config pin;
     int occ = 0;
@@ -26,9 +26,9 @@ static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, int res, rmsi_c
     if (rmsi_hip_resolve(s, &pin, c) != 0)
         return -1;
     if (s->op == RMSI_HIP_FWD) {
-        if (c->cps == 0 && c->path == RMSI_PATH_MULTI && rmsi_forward_occupancy(dtype, wdtype, s->quant, res, c, &occ) != 0)
+        if (c->cps == 0 && c->path == RMSI_PATH_MULTI && rmsi_forward_occupancy(dtype, wdtype, s->quant, c, &occ) != 0)
             return -2;
-    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, res, c, &occ) != 0) {
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, c, &occ) != 0) {
         return -2;
     }
     *grid = rmsi_hip_grid(s, c, occ);
@@ -63,7 +63,7 @@ rmsnorm_status rmsi_hip_forward(const rmsnorm_forward_args *a, void *stream)
     s.vec_ok = vec_ok;
     if (rmsi_hip_device_get(&s.dev) != 0)
         return RMSNORM_ERR_DEVICE;
-    rc = rmsi_choose(&s, dtype, wdtype, p.res != nullptr, &c, &grid);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
     if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_hip_stream(stream)) != 0)
@@ -97,13 +97,13 @@ rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
     s.vec_ok = vec_ok;
     if (rmsi_hip_device_get(&s.dev) != 0)
         return RMSNORM_ERR_DEVICE;
-    rc = rmsi_choose(&s, dtype, wdtype, p.dres != nullptr, &c, &grid);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
     if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st) != 0)
         return rmsi_hip_launch_failed();
     if (p.ws) {
-        const int64_t parts = grid * (c.path == RMSI_PATH_REG ? c.rpc : 1);
+        const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
         if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
             return rmsi_hip_launch_failed();
     }
