@@ -46,12 +46,13 @@ __device__ __forceinline__ void rmsi_bwd_weff(const rmsi_bwd_params &p, int64_t 
 }
 
 /* Register caps as in forward.cu (CTAs of up to RMSI_REG_MAXT threads; NV =
- * 1 -> 48 registers, 2 -> 56, 4 -> 80): occupancy is the latency hiding.
+ * 1 -> 64 registers, 2 -> 80 (both with the next row prefetched), 4 -> 80):
+ * occupancy is the latency hiding.
  * The dw accumulators live in shared memory, not registers (they were 8-32
  * registers a thread and, with the cached weights and a prefetched row, held
  * the first version at one CTA per SM and 67% of the roofline). */
 #define RMSI_REG_MAXT 512
-#define RMSI_BWD_REGS(nv) ((nv) == 1 ? 48 : ((nv) == 2 ? 56 : 80))
+#define RMSI_BWD_REGS(nv) ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80))
 
 /* x and dy of one row: all loads issued before any use; zero past the row
  * (see rmsi_fwd_load for why a branch and a function). */
@@ -112,15 +113,38 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
             acc[m] = 0.0f;
     }
 
+    /* NV <= 2: the next row's x and dy are loaded before this row is reduced
+     * (PF): a persistent CTA otherwise idles on every row's load latency.
+     * 4096x4096 bf16 took 52 us without it and 38.6 us with it (H200,
+     * docs/perf/h200.md); NV = 4 has no registers for it. */
+    constexpr bool PF = NV <= 2;
+    uint4 xa[NV], ga[NV];
+    if (PF) {
+        const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+        const bool l0 = r0 < p.rows;
+        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, l0 ? r0 : 0, p.x_ld)), l0, t, tpr,
+                          nvec, p.cache, xa);
+        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, l0 ? r0 : 0, p.dy_ld)), l0, t, tpr,
+                          nvec, p.cache, ga);
+    }
     for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
         const int64_t r = live ? row : 0;
-        uint4 xa[NV], ga[NV];
-        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
-                          p.cache, xa);
-        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
-                          p.cache, ga);
+        uint4 xn[NV], gn[NV];
+        if (PF) {
+            const bool ln = row + step < p.rows;
+            const int64_t rn = ln ? row + step : 0;
+            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, rn, p.x_ld)), ln, t, tpr, nvec,
+                              p.cache, xn);
+            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, rn, p.dy_ld)), ln, t, tpr, nvec,
+                              p.cache, gn);
+        } else {
+            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
+                              p.cache, xa);
+            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
+                              p.cache, ga);
+        }
 
         /* rstd first (given, or one more reduction), then c = sum(g * n) / cols
          * with n = h * rstd, as docs/numerics.md orders it: sum(g * h) scaled
@@ -181,6 +205,13 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
                 rmsi_st_stream(dxr + i, o);
             else
                 dxr[i] = o;
+        }
+        if (PF) {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                xa[k] = xn[k];
+                ga[k] = gn[k];
+            }
         }
     }
     if (acc) {

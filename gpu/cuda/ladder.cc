@@ -24,7 +24,10 @@
  *     if a row would need more than 512 threads), so a row's latency is
  *     spread over the most threads. Threads per row: the balanced width for
  *     that many vectors, at least 128/VEC lanes for the block quantiser;
- *     CTAs of >= 128 threads (rows per CTA for narrow rows).
+ *     CTAs of >= 128 threads (rows per CTA for narrow rows). fp8 output:
+ *     2 vectors, default policy, where the others take 4 (its kernels need
+ *     96 registers at 4: add + block quant 4096x8192 was 1.37x faster at
+ *     tpr 512 x 2 in the search).
  *  4. Backward: fewer rows than SMs -> multi-pass, 16-byte, 256 threads
  *     (512 above 4096 bf16 columns): one CTA per row beats a register CTA
  *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
@@ -33,8 +36,8 @@
  *     bytes (16-bit T), at least a warp per row: >= 64 rows per SM -> 4
  *     vectors per thread, as many CTAs as fit (cps = 0), cache = 1 below
  *     1024 vectors (8192 bf16 columns preferred the default policy by
- *     1.5-6%); fewer rows -> 2 vectors per thread, 2 CTAs per SM, cache = 1
- *     (4096x4096: 52.0 us against 56.5 at cps = 0).
+ *     1.5-6%); fewer rows -> 2 vectors per thread (with the next row
+ *     prefetched, backward.cu), 2 CTAs per SM, cache = 1.
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
  */
 #include "gpu/cuda/ladder.h"
@@ -146,6 +149,11 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     if (fwd) {
         nv = s->rows >= 4LL * s->sms ? 4 : 1;
         c.cache = 1;
+        if (s->quant != RMSI_Q_NONE && nv == 4) {
+            /* the fp8 kernels need 96 registers at NV = 4 */
+            nv = 2;
+            c.cache = 0;
+        }
     } else if (s->rows >= 64LL * s->sms) {
         nv = 4;
         c.cache = nvec < 1024;
