@@ -1,0 +1,68 @@
+#!/bin/bash
+# The device calls of session 2 (docs/perf/h200.md): one command line per call,
+#   STAGES=env,bench,qsearch,peers,tests,san RACE_TESTS="test_hand test_regress" bash gpu/device_session.sh
+# stages: env, search (bench/gpu_search.py, SEARCH_ARGS), bench (rmsnorm-bench
+# --graph, BENCH_ARGS), qsearch (rmsnorm-bench --config-search of the fused
+# ops at 4096x8192), peers (bench/peers.py, PEERS_ARGS, .whl carried), tests
+# (every cmocka binary on cuda + bench/gpu_check.py), san (memcheck on
+# SAN_TESTS, racecheck on RACE_TESTS). Needs build/devrun (gpu/stage_device.sh)
+# carried; everything is logged under $OUT.
+set -u
+D=$PWD/build/devrun
+export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
+export RMSNORM_PLUGIN_PATH=$D/lib
+t0=$(date +%s)
+stamp() { echo "== $1 at +$(( $(date +%s) - t0 ))s"; }
+STAGES=${STAGES:-env,search,bench,tests,san}
+has() { case ",$STAGES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+if has env; then { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; } > $OUT/env.txt 2>&1; cat $OUT/env.txt; fi
+if has search; then
+  stamp search
+  PYTHONUNBUFFERED=1 timeout ${SEARCH_TIMEOUT:-200} python3 bench/gpu_search.py --lib $D/lib/librmsnorm.so \
+    --plugin $D/lib/librmsnorm_cuda.so ${SEARCH_ARGS:-} --json $OUT/search.json > $OUT/search.txt 2>&1
+  echo "search rc=$?"; cat $OUT/search.txt
+fi
+if has bench; then
+  stamp bench
+  timeout ${BENCH_TIMEOUT:-200} $D/rmsnorm-bench --backend cuda ${BENCH_ARGS:---op forward,fused-add,add-quant-block,backward --dtype bf16 --shape 1x8192,32x4096,4096x4096,16384x5120,32768x8192,65536x2048} \
+    --graph --json $OUT/bench.json > $OUT/bench.txt 2>&1
+  echo "bench rc=$?"; grep -vE "^#" $OUT/bench.txt | tail -40
+fi
+if has qsearch; then
+  stamp qsearch
+  timeout 150 $D/rmsnorm-bench --backend cuda --op add-quant-block,fused-add --dtype bf16 --shape 4096x8192 --config-search --graph --json $OUT/qsearch.json > $OUT/qsearch.txt 2>&1
+  echo "qsearch rc=$?"; grep -vE "^#" $OUT/qsearch.txt | tail -8
+  python3 -c "
+import json
+for c in json.load(open('$OUT/qsearch.json')).get('cells',[]):
+    print(c.get('op'), c.get('rows'), c.get('cols'), c.get('median_us'), 'heur', c.get('cfg_heur'), 'best', c.get('cfg_best'), c.get('cfg_ratio'))
+" 2>&1 | tail -4
+fi
+if has peers; then
+  stamp peers
+  if ls .whl/*.whl > /dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+  fi
+  PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-300} python3 bench/peers.py --lib $D/lib/librmsnorm.so --json $OUT/peers.json ${PEERS_ARGS:---quick} > $OUT/peers.txt 2>&1
+  echo "peers rc=$?"; tail -60 $OUT/peers.txt
+fi
+if has tests; then
+  stamp tests
+  ( RMSNORM_DEBUG=0 PYTHONUNBUFFERED=1 timeout 150 python3 bench/gpu_check.py --lib $D/lib/librmsnorm.so > $OUT/pycheck.txt 2>&1; echo "pycheck rc=$?" >> $OUT/pycheck.txt ) &
+  ls $D/tests | xargs -P 4 -I{} sh -c "RMST_BACKENDS=cuda timeout ${TEST_TIMEOUT:-240} $D/tests/{} > $OUT/test_{}.log 2>&1; echo \"test {} rc=\$? \$(grep -E '^\[  (PASSED|FAILED)' $OUT/test_{}.log | tr '\n' ' ')\""
+  grep -hE '^\[  FAILED|\[  ERROR|FAILED CASE' $OUT/test_*.log | head -20
+  wait; stamp pycheck; grep -E "FAIL|ALL OK|rc=" $OUT/pycheck.txt | head -20
+fi
+if has san; then
+  stamp san
+  for n in ${SAN_TESTS:-test_hand test_regress}; do
+    RMST_BACKENDS=cuda timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 7 $D/tests/$n > $OUT/san_memcheck_$n.log 2>&1
+    echo "memcheck $n rc=$? $(grep -E 'ERROR SUMMARY' $OUT/san_memcheck_$n.log | tail -1)"
+  done
+  for n in ${RACE_TESTS:-}; do
+    RMST_BACKENDS=cuda timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool racecheck --error-exitcode 7 $D/tests/$n > $OUT/san_racecheck_$n.log 2>&1
+    echo "racecheck $n rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' $OUT/san_racecheck_$n.log | tail -1)"
+  done
+fi
+stamp done
+cd $OUT && tar czf logs.tgz --exclude=logs.tgz *.log *.txt 2>/dev/null; find . -maxdepth 1 -type f \( -name 'test_*.log' -o -name 'san_*' -o -name 'pin_*' \) -delete; ls
