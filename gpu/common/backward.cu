@@ -51,23 +51,7 @@ __device__ __forceinline__ void rmsi_bwd_weff(const rmsi_bwd_params &p, int64_t 
  * The dw accumulators live in shared memory, not registers (they were 8-32
  * registers a thread and, with the cached weights and a prefetched row, held
  * the first version at one CTA per SM and 67% of the roofline). */
-#define RMSI_REG_MAXT 512
 #define RMSI_BWD_REGS(nv) ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80))
-
-/* x and dy of one row: all loads issued before any use; zero past the row
- * (see rmsi_fwd_load for why a branch and a function). */
-template <int NV>
-__device__ __forceinline__ void rmsi_bwd_load(const uint4 *src, bool live, int t, int tpr, int nvec, int cache,
-                                              uint4 (&v)[NV])
-{
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = t + k * tpr;
-        v[k] = make_uint4(0u, 0u, 0u, 0u);
-        if (live && i < nvec)
-            v[k] = cache ? rmsi_ld_stream(src + i) : src[i];
-    }
-}
 
 /* weff of vector i through the read-only path (the weight row is shared by
  * every CTA of an SM: an L1 hit). */
@@ -122,9 +106,9 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
     if (PF) {
         const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
         const bool l0 = r0 < p.rows;
-        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, l0 ? r0 : 0, p.x_ld)), l0, t, tpr,
+        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, l0 ? r0 : 0, p.x_ld)), l0, t, tpr,
                           nvec, p.cache, xa);
-        rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, l0 ? r0 : 0, p.dy_ld)), l0, t, tpr,
+        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, l0 ? r0 : 0, p.dy_ld)), l0, t, tpr,
                           nvec, p.cache, ga);
     }
     for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
@@ -135,14 +119,14 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
         if (PF) {
             const bool ln = row + step < p.rows;
             const int64_t rn = ln ? row + step : 0;
-            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, rn, p.x_ld)), ln, t, tpr, nvec,
+            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, rn, p.x_ld)), ln, t, tpr, nvec,
                               p.cache, xn);
-            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, rn, p.dy_ld)), ln, t, tpr, nvec,
+            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, rn, p.dy_ld)), ln, t, tpr, nvec,
                               p.cache, gn);
         } else {
-            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
+            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
                               p.cache, xa);
-            rmsi_bwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
+            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
                               p.cache, ga);
         }
 
@@ -200,11 +184,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
                 if (acc)
                     acc[k * VEC + e] += dy * m;
             }
-            const uint4 o = rmsi_pack16<T>(d);
-            if (p.cache)
-                rmsi_st_stream(dxr + i, o);
-            else
-                dxr[i] = o;
+            rmsi_st16(dxr + i, rmsi_pack16<T>(d), p.cache);
         }
         if (PF) {
 #pragma unroll

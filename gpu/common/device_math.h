@@ -197,6 +197,24 @@ __device__ __forceinline__ const T *rmsi_crow(const void *base, int64_t row, int
     return reinterpret_cast<const T *>(base) + row * stride;
 }
 
+/* NV 16-byte vectors t, t + tpr, ... of one row: all loads issued before any
+ * use (forward x / residual, backward x / dy). Zero past the
+ * row (a branch rather than `on ? load : zero`, and a function rather than a
+ * lambda: with either, clang keeps the arrays in scratch on AMD,
+ * docs/perf/amd-isa.md). */
+template <int NV>
+__device__ __forceinline__ void rmsi_load_vecs(const uint4 *src, bool live, int t, int tpr, int nvec, int cache,
+                                              uint4 (&v)[NV])
+{
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int i = t + k * tpr;
+        v[k] = make_uint4(0u, 0u, 0u, 0u);
+        if (live && i < nvec)
+            v[k] = cache ? rmsi_ld_stream(src + i) : src[i];
+    }
+}
+
 /* ---- fp8 ---------------------------------------------------------------- */
 
 /* The portable encoder: ref/formats.h rmsi_f32_to_fp8 in integer form. The

@@ -40,34 +40,8 @@ namespace {
  * weights and prefetched the next row in registers of a persistent CTA: 86-182
  * registers, one CTA per SM, 16-32 KB in flight, 60-64% of the roofline at
  * 32768x8192 (docs/perf/h200.md). CTAs have at most RMSI_REG_MAXT threads. */
-#define RMSI_REG_MAXT 512
 #define RMSI_FWD_REGS(nv, q) \
     ((nv) == 1 ? ((q) ? 48 : 40) : ((nv) == 2 ? ((q) ? 64 : 40) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
-
-/* x (+ residual) of one row: all loads issued before any use. Zero past the
- * row (a branch rather than `on ? load : zero`, and a function rather than a
- * lambda: with either, clang keeps the arrays in scratch on AMD,
- * docs/perf/amd-isa.md). */
-template <int NV>
-__device__ __forceinline__ void rmsi_fwd_load(const uint4 *src, bool live, int t, int tpr, int nvec, int cache,
-                                              uint4 (&v)[NV])
-{
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-        const int i = t + k * tpr;
-        v[k] = make_uint4(0u, 0u, 0u, 0u);
-        if (live && i < nvec)
-            v[k] = cache ? rmsi_ld_stream(src + i) : src[i];
-    }
-}
-
-__device__ __forceinline__ void rmsi_st16(uint4 *p, uint4 v, int cache)
-{
-    if (cache)
-        rmsi_st_stream(p, v);
-    else
-        *p = v;
-}
 
 /* y = n * weff of vector k (VEC floats), n = h * rstd [rounded]. The weight
  * vector is read here, per row, through the read-only path: every CTA of an SM
@@ -116,13 +90,13 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_r
         const bool live = row < p.rows;
         const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
         uint4 xa[NV];
-        rmsi_fwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
+        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
                           p.cache, xa);
 
         /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
         if (p.res) {
             uint4 ra[NV];
-            rmsi_fwd_load<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
+            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
                               nvec, p.cache, ra);
 #pragma unroll
             for (int k = 0; k < NV; k++) {

@@ -68,6 +68,9 @@ struct rmsi_bwd_params {
  *          (ld.global.cs / st.global.cs: evict first, each byte is used once).
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
+/* The register-cached kernels' largest CTA (their register caps assume it);
+ * the ladders keep tpr * rpc within it. */
+#define RMSI_REG_MAXT 512
 struct rmsi_config {
     int path, vec, tpr, rpc, nv, cps, cache;
 };

@@ -10,22 +10,6 @@
 
 namespace {
 
-__device__ __forceinline__ void rmsi_st16(uint4 *p, uint4 v, int nt)
-{
-#if defined(RMSI_VENDOR_HIP) || defined(__HIP__)
-    (void)nt;
-    __builtin_nontemporal_store(v.x, &p->x);
-    __builtin_nontemporal_store(v.y, &p->y);
-    __builtin_nontemporal_store(v.z, &p->z);
-    __builtin_nontemporal_store(v.w, &p->w);
-#else
-    if (nt)
-        __stcs(p, v);
-    else
-        *p = v;
-#endif
-}
-
 __global__ void __launch_bounds__(512) rmsi_probe16(int kind, int nt, uint4 *dst, const uint4 *a,
                                                    const uint4 *b, int64_t n)
 {

@@ -49,10 +49,16 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
  * kernels) is an NVIDIA number: AMD's register file and waves differ, so HIP
  * gets only the CTA size bound. */
 #define RMSI_KERNEL_REGS(maxt, regs) __launch_bounds__(maxt)
-/* Plain accesses: the cache hints of the CUDA branch have no settled HIP
- * spelling for 16-byte vectors. */
+/* Loads stay plain (no settled HIP spelling of a streaming 16-byte load);
+ * streaming stores are nontemporal, word by word. */
 __device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return *p; }
-__device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { *p = v; }
+__device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v)
+{
+    __builtin_nontemporal_store(v.x, &p->x);
+    __builtin_nontemporal_store(v.y, &p->y);
+    __builtin_nontemporal_store(v.z, &p->z);
+    __builtin_nontemporal_store(v.w, &p->w);
+}
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
 /* No OCP fp8 conversion instruction is assumed on gfx942: the portable
  * encoder in device_math.h is used for every format. */
@@ -107,6 +113,15 @@ __device__ __forceinline__ uint8_t rmsi_hw_fp8_e5m2(float v)
     return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E5M2);
 }
 #endif
+
+/* A 16-byte store, streaming (evict first / nontemporal) when asked. */
+__device__ __forceinline__ void rmsi_st16(uint4 *p, uint4 v, int streaming)
+{
+    if (streaming)
+        rmsi_st_stream(p, v);
+    else
+        *p = v;
+}
 
 /* Largest CTA the kernels are built for; reductions size shared memory by it. */
 #define RMSI_MAX_THREADS 1024

@@ -63,9 +63,6 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-/* RMSI_REG_MAXT of forward.cu / backward.cu: the register-cached kernels'
- * largest CTA (their register caps assume it). */
-#define RMSI_REG_MAXT 512
 /* The backward keeps its dw accumulators in shared memory: at most the 48 KB a
  * launch gets without opting in. */
 #define RMSI_BWD_SMEM_MAX (48 * 1024)

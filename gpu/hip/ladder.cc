@@ -43,7 +43,7 @@
 
 #define RMSI_HIP_WAVE 64
 #define RMSI_HIP_FWD_MAX 1024 /* the multi-pass kernels' launch bound */
-#define RMSI_HIP_REG_MAX 512  /* RMSI_REG_MAXT: the register-cached kernels' bound */
+#define RMSI_HIP_REG_MAX RMSI_REG_MAXT /* the register-cached kernels' bound */
 #define RMSI_HIP_LDS_MAX 65536 /* LDS per work-group (gfx942, gfx950) */
 #define RMSI_HIP_BWD_MAX 512
 #define RMSI_HIP_WG 256       /* one wave per SIMD */
