@@ -5,7 +5,10 @@
 # --graph, BENCH_ARGS), qsearch (rmsnorm-bench --config-search of the fused
 # ops at 4096x8192), peers (bench/peers.py, PEERS_ARGS, .whl carried), tests
 # (every cmocka binary on cuda + bench/gpu_check.py), san (memcheck on
-# SAN_TESTS, racecheck on RACE_TESTS). Needs build/devrun (gpu/stage_device.sh)
+# SAN_TESTS, racecheck on RACE_TESTS), pin (PIN_TESTS on cuda under each
+# ';'-separated RMSNORM_CUDA_CONFIG of PIN_CONFIGS, RMST_PIN_SWEEP=1, plus
+# memcheck of test_hand under each), ncu (bench/ncu_probe.py under Nsight
+# Compute, NCU_ARGS; torch.compile's generated code in ncu_err.txt). Needs build/devrun (gpu/stage_device.sh)
 # carried; everything is logged under $OUT.
 set -u
 D=$PWD/build/devrun
@@ -52,6 +55,30 @@ if has tests; then
   ls $D/tests | xargs -P 4 -I{} sh -c "RMST_BACKENDS=cuda timeout ${TEST_TIMEOUT:-240} $D/tests/{} > $OUT/test_{}.log 2>&1; echo \"test {} rc=\$? \$(grep -E '^\[  (PASSED|FAILED)' $OUT/test_{}.log | tr '\n' ' ')\""
   grep -hE '^\[  FAILED|\[  ERROR|FAILED CASE' $OUT/test_*.log | head -20
   wait; stamp pycheck; grep -E "FAIL|ALL OK|rc=" $OUT/pycheck.txt | head -20
+fi
+if has pin; then
+  stamp pin
+  IFS=';'; for cfg in ${PIN_CONFIGS:-path=tma}; do
+    unset IFS
+    tag=$(echo "$cfg" | tr -c 'a-z0-9\n' '_')
+    for n in ${PIN_TESTS:-test_forward test_hand test_regress}; do
+      RMSNORM_CUDA_CONFIG=$cfg RMST_PIN_SWEEP=1 RMST_BACKENDS=cuda timeout ${TEST_TIMEOUT:-240} $D/tests/$n > $OUT/pin_${tag}_$n.log 2>&1
+      echo "pin [$cfg] $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' $OUT/pin_${tag}_$n.log | tr '\n' ' ')"
+    done
+    RMSNORM_CUDA_CONFIG=$cfg RMST_PIN_SWEEP=1 RMST_BACKENDS=cuda timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --error-exitcode 7 $D/tests/test_hand > $OUT/pin_${tag}_memcheck.log 2>&1
+    echo "pin [$cfg] memcheck test_hand rc=$? $(grep -E 'ERROR SUMMARY' $OUT/pin_${tag}_memcheck.log | tail -1)"
+    IFS=';'
+  done
+  unset IFS
+  grep -hE '^\[  FAILED|\[  ERROR|FAILED CASE' $OUT/pin_*.log | head -20
+fi
+if has ncu; then
+  stamp ncu
+  TORCH_LOGS=output_code timeout ${NCU_TIMEOUT:-200} ncu --clock-control none -k regex:'rmsi_|triton' \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis python3 bench/ncu_probe.py --lib $D/lib/librmsnorm.so ${NCU_ARGS:-} \
+    > $OUT/ncu.txt 2> $OUT/ncu_err.txt
+  echo "ncu rc=$?"; grep -E "rmsi_|triton_|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|DRAM Throughput|Block Limit" $OUT/ncu.txt | head -120
 fi
 if has san; then
   stamp san

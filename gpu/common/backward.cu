@@ -75,8 +75,11 @@ __device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, f
 }
 
 /* Dynamic shared memory of rmsi_bwd_reg: each thread's dw accumulators, NV *
- * VEC floats in a slot of NV * VEC + 1 (odd: the 32 lanes of a warp hit 32
- * different banks), so that every offset inside the slot is a constant. */
+ * VEC floats as NV * VEC / 4 float4 slots, slot m of thread j at m * nthreads
+ * + j: a warp's 16-byte accesses are contiguous (no bank conflicts), and a
+ * vector's update is two LDS.128 + two STS.128 rather than 8 + 8 scalar
+ * accesses (ncu: the LSU pipe, docs/perf/h200.md). Offsets are constants
+ * times nthreads. */
 template <typename T, typename W, int NV>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
@@ -87,14 +90,15 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
     const int tpr = (int)blockDim.x;
     const int nvec = (int)(p.cols / VEC); /* <= NV * tpr on this path */
     const int64_t step = (int64_t)gridDim.x * blockDim.y;
-    constexpr int SLOT = NV * VEC + 1;
-    float *acc = p.ws ? reinterpret_cast<float *>(rmsi_bwd_acc4) + ((int)threadIdx.y * tpr + t) * SLOT : nullptr;
+    constexpr int Q4 = VEC / 4; /* float4 slots per vector */
+    const int nth = tpr * (int)blockDim.y;
+    float4 *acc = p.ws ? rmsi_bwd_acc4 + ((int)threadIdx.y * tpr + t) : nullptr;
 
-    /* Each thread owns its accumulator slot: no barrier around it. */
+    /* Each thread owns its accumulator slots: no barrier around them. */
     if (acc) {
 #pragma unroll
-        for (int m = 0; m < NV * VEC; m++)
-            acc[m] = 0.0f;
+        for (int m = 0; m < NV * Q4; m++)
+            acc[m * nth] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
 
     /* NV <= 2: the next row's x and dy are loaded before this row is reduced
@@ -107,9 +111,9 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
         const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
         const bool l0 = r0 < p.rows;
         rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, l0 ? r0 : 0, p.x_ld)), l0, t, tpr,
-                          nvec, p.cache, xa);
+                          nvec, p.cache & RMSI_CACHE_LD, xa);
         rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, l0 ? r0 : 0, p.dy_ld)), l0, t, tpr,
-                          nvec, p.cache, ga);
+                          nvec, p.cache & RMSI_CACHE_LD, ga);
     }
     for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
@@ -120,14 +124,14 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
             const bool ln = row + step < p.rows;
             const int64_t rn = ln ? row + step : 0;
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, rn, p.x_ld)), ln, t, tpr, nvec,
-                              p.cache, xn);
+                              p.cache & RMSI_CACHE_LD, xn);
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, rn, p.dy_ld)), ln, t, tpr, nvec,
-                              p.cache, gn);
+                              p.cache & RMSI_CACHE_LD, gn);
         } else {
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
-                              p.cache, xa);
+                              p.cache & RMSI_CACHE_LD, xa);
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld)), live, t, tpr, nvec,
-                              p.cache, ga);
+                              p.cache & RMSI_CACHE_LD, ga);
         }
 
         /* rstd first (given, or one more reduction), then c = sum(g * n) / cols
@@ -172,19 +176,41 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
             rmsi_bwd_wvec<T, W>(p, i, wf);
             uint4 dr = make_uint4(0u, 0u, 0u, 0u);
             if (drr)
-                dr = p.cache ? rmsi_ld_stream(drr + i) : drr[i];
+                dr = (p.cache & RMSI_CACHE_LD) ? rmsi_ld_stream(drr + i) : drr[i];
+            float n[VEC], dm[VEC];
 #pragma unroll
             for (int e = 0; e < VEC; e++) {
-                const float h = rmsi_elem16<T>(xa[k], e);
-                const float dy = rmsi_elem16<T>(ga[k], e);
-                const float n = h * rs;
-                const float g = dy * wf[e];
-                const float m = p.llama ? rmsi_elem<T>::round(n) : n;
-                d[e] = rs * (g - n * c) + (drr ? rmsi_elem16<T>(dr, e) : 0.0f);
-                if (acc)
-                    acc[k * VEC + e] += dy * m;
+                const float g = rmsi_elem16<T>(ga[k], e) * wf[e];
+                n[e] = rmsi_elem16<T>(xa[k], e) * rs;
+                d[e] = rs * (g - n[e] * c);
             }
-            rmsi_st16(dxr + i, rmsi_pack16<T>(d), p.cache);
+            if (drr) {
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    d[e] += rmsi_elem16<T>(dr, e);
+            }
+            rmsi_st16(dxr + i, rmsi_pack16<T>(d), p.cache & RMSI_CACHE_ST);
+            if (acc) {
+                /* the rounding branch is per vector, not per element */
+                if (p.llama) {
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        dm[e] = rmsi_elem16<T>(ga[k], e) * rmsi_elem<T>::round(n[e]);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        dm[e] = rmsi_elem16<T>(ga[k], e) * n[e];
+                }
+#pragma unroll
+                for (int q = 0; q < Q4; q++) {
+                    float4 a = acc[(k * Q4 + q) * nth];
+                    a.x += dm[4 * q];
+                    a.y += dm[4 * q + 1];
+                    a.z += dm[4 * q + 2];
+                    a.w += dm[4 * q + 3];
+                    acc[(k * Q4 + q) * nth] = a;
+                }
+            }
         }
         if (PF) {
 #pragma unroll
@@ -202,8 +228,13 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
             if (i < nvec) {
                 float v[VEC];
 #pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    v[e] = acc[k * VEC + e];
+                for (int q = 0; q < Q4; q++) {
+                    const float4 a = acc[(k * Q4 + q) * nth];
+                    v[4 * q] = a.x;
+                    v[4 * q + 1] = a.y;
+                    v[4 * q + 2] = a.z;
+                    v[4 * q + 3] = a.w;
+                }
                 rmsi_vec<float, VEC>::store(part + (int64_t)i * VEC, v);
             }
         }
@@ -287,10 +318,12 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
     }
 }
 
-/* dw[c] = sum over partial rows in index order. A CTA is 32 columns x 8
- * slices; slice s sums rows s, s + 8, ..., then slice sums are added 0..7. */
+/* dw[c] = sum over partial rows in a fixed order. A CTA is 32 columns x 32
+ * slices; slice s sums rows s, s + 32, ..., then slice sums are added 0..31.
+ * 32 slices and 8 loads in flight per thread: with 8 slices and 4 loads the
+ * reduction took 6-10% of a 4096x4096 backward (ncu, H200). */
 #define RMSI_DW_COLS 32
-#define RMSI_DW_SLICES 8
+#define RMSI_DW_SLICES 32
 __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
     rmsi_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols)
 {
@@ -298,7 +331,7 @@ __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
     const int64_t c = (int64_t)blockIdx.x * RMSI_DW_COLS + threadIdx.x;
     float s = 0.0f;
     if (c < cols) {
-#pragma unroll 4
+#pragma unroll 8
         for (int64_t r = threadIdx.y; r < parts; r += RMSI_DW_SLICES)
             s = __fadd_rn(s, ws[r * cols + c]);
     }
@@ -349,7 +382,7 @@ size_t rmsi_backward_smem(int dtype, const rmsi_config *c)
     const size_t esz = dtype == RMSI_T_F32 ? 4 : 2;
     if (c->path == RMSI_PATH_MULTI)
         return 0;
-    return (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (16 / esz) + 1) * sizeof(float);
+    return (size_t)c->tpr * (size_t)c->rpc * (size_t)c->nv * (16 / esz) * sizeof(float);
 }
 
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
@@ -359,7 +392,7 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
     rmsi_bwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
-    q.cache = c->cache;
+    q.cache = rmsi_cache_bits(c->cache);
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
     k<<<dim3((unsigned)grid, 1u, 1u), block, rmsi_backward_smem(dtype, c), (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;

@@ -137,8 +137,24 @@ __device__ __forceinline__ void rmsi_unpack16(uint4 u, float *out)
     }
 }
 
+#if RMSI_HAVE_HW_PACK2
+template <typename T> __device__ __forceinline__ uint32_t rmsi_hw_pack2(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t rmsi_hw_pack2<rmsi_bf16>(float lo, float hi)
+{
+    return rmsi_bf16x2_hw(lo, hi);
+}
+template <> __device__ __forceinline__ uint32_t rmsi_hw_pack2<rmsi_f16>(float lo, float hi)
+{
+    return rmsi_f16x2_hw(lo, hi);
+}
+template <> __device__ __forceinline__ uint32_t rmsi_hw_pack2<float>(float lo, float)
+{
+    return __float_as_uint(lo); /* never called: fp32 vectors are not packed */
+}
+#endif
+
 template <typename T>
-__device__ __forceinline__ uint4 rmsi_pack16(const float *in)
+__device__ __forceinline__ uint4 rmsi_pack16_soft(const float *in)
 {
     uint32_t w[4];
 #pragma unroll
@@ -149,6 +165,30 @@ __device__ __forceinline__ uint4 rmsi_pack16(const float *in)
             w[k] = rmsi_elem<T>::to_raw(in[2 * k]) | (rmsi_elem<T>::to_raw(in[2 * k + 1]) << 16);
     }
     return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* 16-bit vectors are rounded by the pair instructions, and only a vector
+ * holding a NaN (its sum is then NaN; an overflowing sum may send a finite
+ * vector here too, which is merely slower) takes the exact software path,
+ * which keeps the NaN's sign and payload as ref/formats.h does. The software
+ * rounding was most of the forward's instructions (ncu: 75% SM throughput at
+ * 32768x8192 bf16, docs/perf/h200.md). */
+template <typename T>
+__device__ __forceinline__ uint4 rmsi_pack16(const float *in)
+{
+#if RMSI_HAVE_HW_PACK2
+    if constexpr (sizeof(T) == 2) {
+        const float probe = ((in[0] + in[1]) + (in[2] + in[3])) + ((in[4] + in[5]) + (in[6] + in[7]));
+        if (probe == probe) {
+            uint32_t w[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                w[k] = rmsi_hw_pack2<T>(in[2 * k], in[2 * k + 1]);
+            return make_uint4(w[0], w[1], w[2], w[3]);
+        }
+    }
+#endif
+    return rmsi_pack16_soft<T>(in);
 }
 
 /* Element e of a packed 16-byte vector of T, for unrolled loops (e a

@@ -35,13 +35,22 @@ namespace {
  * issued before its reduction, and the bytes in flight per SM are (resident
  * threads) x NV x 16 (x2 with a residual). Registers per thread are capped
  * per NV (CUDA; 65536 / cap threads resident per SM), at the lowest counts
- * ptxas compiles without spilling (the SASS gate checks): NV = 1 -> 40,
- * 2 -> 40, 4 -> 64, 8 -> 128, the fp8 variants more. The first version cached
- * weights and prefetched the next row in registers of a persistent CTA: 86-182
- * registers, one CTA per SM, 16-32 KB in flight, 60-64% of the roofline at
- * 32768x8192 (docs/perf/h200.md). CTAs have at most RMSI_REG_MAXT threads. */
-#define RMSI_FWD_REGS(nv, q) \
-    ((nv) == 1 ? ((q) ? 48 : 40) : ((nv) == 2 ? ((q) ? 64 : 40) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
+ * ptxas compiles without spilling for every type pair (the SASS gate checks).
+ * Without a residual (R = false; a separate instantiation, since the
+ * residual's vectors are live together with x's): NV = 1 -> 40, 2 -> 40,
+ * 4 -> 40 (48 with fp32 weights next to 16-bit activations: two weight
+ * chunks a vector), 8 -> 72, the fp8 variants 40/56/64/112. With one:
+ * 40/48/64/128, fp8 48/64/96/144. CTAs have at most RMSI_REG_MAXT threads.
+ * History (docs/perf/h200.md): a persistent CTA caching the weights and the
+ * next row in registers (86-182 registers, one CTA per SM) reached 60-64% at
+ * 32768x8192 bf16; capped at 64 registers, 300.6 us; the residual-free
+ * instantiation at 48, 288.7 us; with the pair-rounding instructions
+ * (device_math.h), 258.9 us, after which 40 registers gave no more. */
+#define RMSI_FWD_REGS_RES(nv, q) \
+    ((nv) == 1 ? ((q) ? 48 : 40) : ((nv) == 2 ? ((q) ? 64 : 48) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
+#define RMSI_FWD_REGS_PLAIN(nv, q, wide) \
+    ((nv) == 1 ? 40 : ((nv) == 2 ? ((q) ? 56 : 40) : ((nv) == 4 ? ((q) ? 64 : ((wide) ? 48 : 40)) : ((q) ? 112 : 72))))
+#define RMSI_FWD_REGS(nv, q, r, wide) ((r) ? RMSI_FWD_REGS_RES(nv, q) : RMSI_FWD_REGS_PLAIN(nv, q, wide))
 
 /* y = n * weff of vector k (VEC floats), n = h * rstd [rounded]. The weight
  * vector is read here, per row, through the read-only path: every CTA of an SM
@@ -71,8 +80,9 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     }
 }
 
-template <typename T, typename W, int NV, bool Q>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_reg(const rmsi_fwd_params p)
+template <typename T, typename W, int NV, bool Q, bool R>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
+    rmsi_fwd_reg(const rmsi_fwd_params p)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
@@ -91,13 +101,13 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_r
         const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
         uint4 xa[NV];
         rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
-                          p.cache, xa);
+                          p.cache & RMSI_CACHE_LD, xa);
 
         /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
-        if (p.res) {
+        if (R) {
             uint4 ra[NV];
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
-                              nvec, p.cache, ra);
+                              nvec, p.cache & RMSI_CACHE_LD, ra);
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 float a[VEC], b[VEC];
@@ -114,7 +124,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_r
                 for (int k = 0; k < NV; k++) {
                     const int i = t + k * tpr;
                     if (live && i < nvec)
-                        rmsi_st16(hr + i, xa[k], p.cache);
+                        rmsi_st16(hr + i, xa[k], p.cache & RMSI_CACHE_ST);
                 }
             }
         }
@@ -165,7 +175,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q)) rmsi_fwd_r
             float v[VEC];
             rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v);
             if (yr && on)
-                rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache);
+                rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {
                 float s = s_row;
                 if (p.quant == RMSI_Q_BLOCK) {
@@ -337,37 +347,38 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 
 typedef void (*rmsi_fwd_kernel)(const rmsi_fwd_params);
 
-template <typename T, typename W>
-rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q)
+template <typename T, typename W, bool Q, bool R>
+rmsi_fwd_kernel rmsi_fwd_reg_nv(int nv)
 {
-    if (c->path == RMSI_PATH_MULTI)
-        return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
-    if (q) {
-        switch (c->nv) {
-        case 1: return rmsi_fwd_reg<T, W, 1, true>;
-        case 2: return rmsi_fwd_reg<T, W, 2, true>;
-        case 4: return rmsi_fwd_reg<T, W, 4, true>;
-        case 8: return rmsi_fwd_reg<T, W, 8, true>;
-        default: return nullptr;
-        }
-    }
-    switch (c->nv) {
-    case 1: return rmsi_fwd_reg<T, W, 1, false>;
-    case 2: return rmsi_fwd_reg<T, W, 2, false>;
-    case 4: return rmsi_fwd_reg<T, W, 4, false>;
-    case 8: return rmsi_fwd_reg<T, W, 8, false>;
+    switch (nv) {
+    case 1: return rmsi_fwd_reg<T, W, 1, Q, R>;
+    case 2: return rmsi_fwd_reg<T, W, 2, Q, R>;
+    case 4: return rmsi_fwd_reg<T, W, 4, Q, R>;
+    case 8: return rmsi_fwd_reg<T, W, 8, Q, R>;
     default: return nullptr;
     }
 }
 
-rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q)
+template <typename T, typename W>
+rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
+{
+    if (c->path == RMSI_PATH_MULTI)
+        return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
+    if (q)
+        return r ? rmsi_fwd_reg_nv<T, W, true, true>(c->nv) : rmsi_fwd_reg_nv<T, W, true, false>(c->nv);
+    return r ? rmsi_fwd_reg_nv<T, W, false, true>(c->nv) : rmsi_fwd_reg_nv<T, W, false, false>(c->nv);
+}
+
+rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q, bool r)
 {
     switch (dtype) {
-    case RMSI_T_F32: return rmsi_fwd_pick<float, float>(c, q);
+    case RMSI_T_F32: return rmsi_fwd_pick<float, float>(c, q, r);
     case RMSI_T_F16:
-        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_f16, float>(c, q) : rmsi_fwd_pick<rmsi_f16, rmsi_f16>(c, q);
+        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_f16, float>(c, q, r)
+                                    : rmsi_fwd_pick<rmsi_f16, rmsi_f16>(c, q, r);
     case RMSI_T_BF16:
-        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_bf16, float>(c, q) : rmsi_fwd_pick<rmsi_bf16, rmsi_bf16>(c, q);
+        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_bf16, float>(c, q, r)
+                                    : rmsi_fwd_pick<rmsi_bf16, rmsi_bf16>(c, q, r);
     default: return nullptr;
     }
 }
@@ -377,19 +388,19 @@ rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c,
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                         int64_t grid, void *stream)
 {
-    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE);
+    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE, p->res != nullptr);
     rmsi_fwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
-    q.cache = c->cache;
+    q.cache = rmsi_cache_bits(c->cache);
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
     k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
-int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas)
+int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas)
 {
-    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, quant != RMSI_Q_NONE);
+    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, quant != RMSI_Q_NONE, res != 0);
     int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
     if (!k)

@@ -32,7 +32,7 @@ struct rmsi_fwd_params {
     int64_t scale_ld;  /* round_up(rows, 4): the column-major block-scale leading dimension */
     float w_off, eps, scale_ub, fmax;
     int llama, pow2, quant, fp8;
-    int cache;         /* rmsi_config.cache, set by the launcher */
+    int cache;         /* RMSI_CACHE_* bits of rmsi_config.cache, set by the launcher */
 };
 
 struct rmsi_bwd_params {
@@ -48,7 +48,7 @@ struct rmsi_bwd_params {
     int64_t dy_ld, x_ld, dres_ld, dx_ld;
     float w_off, eps;
     int llama;
-    int cache;         /* rmsi_config.cache, set by the launcher */
+    int cache;         /* RMSI_CACHE_* bits of rmsi_config.cache, set by the launcher */
 };
 
 /* A launch configuration: every memory-path knob of the ladder.
@@ -64,10 +64,17 @@ struct rmsi_bwd_params {
  *          n = a grid-stride loop over n CTAs per SM. backward (always
  *          persistent: the grid is the dw partial count): CTAs per SM, 0 = as
  *          many as fit (occupancy API).
- *   cache  0 = default cache policy; 1 = streaming hints on the activations
- *          (ld.global.cs / st.global.cs: evict first, each byte is used once).
+ *   cache  streaming hints on the activations (ld.global.cs / st.global.cs:
+ *          evict first, each byte is used once): 0 = none, 1 = loads and
+ *          stores, 2 = loads only, 3 = stores only.
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
+/* The kernels' view of the cache knob: which accesses stream. */
+enum { RMSI_CACHE_LD = 1, RMSI_CACHE_ST = 2 };
+static inline int rmsi_cache_bits(int cache)
+{
+    return cache == 1 ? RMSI_CACHE_LD | RMSI_CACHE_ST : (cache == 2 ? RMSI_CACHE_LD : (cache == 3 ? RMSI_CACHE_ST : 0));
+}
 /* The register-cached kernels' largest CTA (their register caps assume it);
  * the ladders keep tpr * rpc within it. */
 #define RMSI_REG_MAXT 512
@@ -87,7 +94,7 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
 /* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros). */
 int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream);
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
-int rmsi_forward_occupancy(int dtype, int wdtype, int quant, const rmsi_config *c, int *ctas);
+int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas);
 int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas);
 /* Dynamic shared memory the backward of a config launches with (bytes). */
 size_t rmsi_backward_smem(int dtype, const rmsi_config *c);

@@ -63,6 +63,8 @@ __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
 /* No OCP fp8 conversion instruction is assumed on gfx942: the portable
  * encoder in device_math.h is used for every format. */
 #define RMSI_HAVE_HW_FP8 0
+/* Pairs of 16-bit values are rounded in software (device_math.h). */
+#define RMSI_HAVE_HW_PACK2 0
 
 #else
 /* ---- NVIDIA (CUDA) ------------------------------------------------------ */
@@ -99,6 +101,24 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
 __device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return __ldcs(p); }
 __device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { __stcs(p, v); }
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return __ldg(p); }
+/* cvt.rn.{bf16x2,f16x2}.f32 (sm_80+): two fp32 values rounded to nearest
+ * even into one word (lo in the low half), one instruction where the exact
+ * software rounding takes about seven per element. Finite values and
+ * infinities round as ref/formats.h does; a NaN becomes the canonical NaN, so
+ * the caller redoes a vector holding a NaN in software (device_math.h). */
+#define RMSI_HAVE_HW_PACK2 1
+__device__ __forceinline__ uint32_t rmsi_bf16x2_hw(float lo, float hi)
+{
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+__device__ __forceinline__ uint32_t rmsi_f16x2_hw(float lo, float hi)
+{
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
 /* cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+; emulated by the header below
  * that): round to nearest even, saturating to the finite max, infinities too,
  * which is ref/formats.h's rule; NaN is handled by the caller so the sign

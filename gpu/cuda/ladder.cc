@@ -19,8 +19,10 @@
  *     L2).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
- *     on every searched shape). Many rows (>= 4 per SM): 4 vectors per
- *     thread (64 registers, 4 CTAs of 256); fewer: 1 vector per thread (2
+ *     on every searched shape in session 2; loads-only or stores-only within
+ *     1% of both in session 3). Many rows (>= 4 per SM): 4 vectors per
+ *     thread (8192 bf16 columns: 40 registers, 6 CTAs of 256 per SM; with a
+ *     residual 64 and 4); fewer: 1 vector per thread (2
  *     if a row would need more than 512 threads), so a row's latency is
  *     spread over the most threads. Threads per row: the balanced width for
  *     that many vectors, at least 128/VEC lanes for the block quantiser;
@@ -33,11 +35,13 @@
  *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
  *     count is the dw partial count), capped at max(2 * SMs, rows / 32)
  *     partial rows so their write + read stays under ~4% of the logical
- *     bytes (16-bit T), at least a warp per row: >= 64 rows per SM -> 4
- *     vectors per thread, as many CTAs as fit (cps = 0), cache = 1 below
- *     1024 vectors (8192 bf16 columns preferred the default policy by
- *     1.5-6%); fewer rows -> 2 vectors per thread (with the next row
- *     prefetched, backward.cu), 2 CTAs per SM, cache = 1.
+ *     bytes (16-bit T), at least a warp per row and 128 threads per CTA
+ *     (2048 bf16 columns: 2 rows of 64 threads, 2-6% faster than 1): >= 64
+ *     rows per SM -> 4 vectors per thread, as many CTAs as fit (cps = 0), no
+ *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
+ *     columns in the session-3 search; stores-only within 0.5% of none);
+ *     fewer rows -> 2 vectors per thread (with the next row prefetched,
+ *     backward.cu), 2 CTAs per SM, cache = 1.
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
  */
 #include "gpu/cuda/ladder.h"
@@ -116,7 +120,7 @@ static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
 
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
 {
-    return (size_t)c->tpr * (size_t)c->rpc * ((size_t)c->nv * (size_t)(16 / s->esz) + 1) * sizeof(float);
+    return (size_t)c->tpr * (size_t)c->rpc * (size_t)c->nv * (size_t)(16 / s->esz) * sizeof(float);
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
@@ -153,7 +157,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         }
     } else if (s->rows >= 64LL * s->sms) {
         nv = 4;
-        c.cache = nvec < 1024;
+        c.cache = 0;
     } else {
         nv = 2;
         c.cps = 2;
@@ -165,13 +169,15 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         tpr = rmsi_tpr_for_nv(nvec, nv *= 2, lmin);
     c.tpr = (int)tpr;
     c.rpc = (int)rmsi_rpc_for(tpr);
+    if (!fwd && tpr < 128)
+        c.rpc = (int)(128 / tpr); /* the backward's CTAs: at least 128 threads */
     c.nv = rmsi_nv_for(s, c.tpr);
     *out = c;
 }
 
 int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
-    if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 1)
+    if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3)
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if (c->vec == 16 && !s->vec_ok)
@@ -258,8 +264,8 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
 }
 
 /* The search space: every register config (threads per row: the powers of two
- * and the balanced widths for 1..8 vectors; rows per CTA; cps 0 or 2; both
- * cache policies), then the multi-pass ones. */
+ * and the balanced widths for 1..8 vectors; rows per CTA; cps 0 or 2; the
+ * four cache policies), then the multi-pass ones. */
 int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
 {
     static const int cps[] = {0, 2};
@@ -280,7 +286,7 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     for (int j = 0; j < nt; j++) {
         for (int rpc = 1; rpc <= 32; rpc *= 2) {
             for (int k = 0; k < 2; k++) {
-                for (int cache = 0; cache < 2; cache++) {
+                for (int cache = 0; cache < 4; cache++) {
                     rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]), cps[k],
                                      cache};
                     if (!rmsi_config_valid(s, &c))

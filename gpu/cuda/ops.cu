@@ -21,7 +21,7 @@ static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int
     if (rmsi_config_resolve(s, &pin, c) != 0)
         return -1;
     if (s->op == RMSI_OP_FWD) {
-        if (c->cps == 0 && rmsi_forward_occupancy(dtype, wdtype, s->quant, c, &occ) != 0)
+        if (c->cps == 0 && rmsi_forward_occupancy(dtype, wdtype, s->quant, s->res, c, &occ) != 0)
             return -2;
     } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, c, &occ) != 0) {
         return -2;
