@@ -39,25 +39,42 @@ namespace {
  * Without a residual (R = false; a separate instantiation, since the
  * residual's vectors are live together with x's): NV = 1 -> 40, 2 -> 40,
  * 4 -> 40 (48 with fp32 weights next to 16-bit activations: two weight
- * chunks a vector), 8 -> 72, the fp8 variants 40/56/64/112. With one:
- * 40/48/64/128, fp8 48/64/96/144. CTAs have at most RMSI_REG_MAXT threads.
+ * chunks a vector; 2 -> 56 too, since the small-row configs hold the weights
+ * with the row), 8 -> 72, the fp8 variants 40/56/64/112. With one:
+ * 40/48 (56 wide)/64/128, fp8 48/64/96/144. CTAs have at most RMSI_REG_MAXT threads.
  * History (docs/perf/h200.md): a persistent CTA caching the weights and the
  * next row in registers (86-182 registers, one CTA per SM) reached 60-64% at
  * 32768x8192 bf16; capped at 64 registers, 300.6 us; the residual-free
  * instantiation at 48, 288.7 us; with the pair-rounding instructions
  * (device_math.h), 258.9 us, after which 40 registers gave no more. */
-#define RMSI_FWD_REGS_RES(nv, q) \
-    ((nv) == 1 ? ((q) ? 48 : 40) : ((nv) == 2 ? ((q) ? 64 : 48) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
+#define RMSI_FWD_REGS_RES(nv, q, wide) \
+    ((nv) == 1 ? ((q) ? 48 : 40) \
+               : ((nv) == 2 ? ((q) ? 64 : ((wide) ? 56 : 48)) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
 #define RMSI_FWD_REGS_PLAIN(nv, q, wide) \
-    ((nv) == 1 ? 40 : ((nv) == 2 ? ((q) ? 56 : 40) : ((nv) == 4 ? ((q) ? 64 : ((wide) ? 48 : 40)) : ((q) ? 112 : 72))))
-#define RMSI_FWD_REGS(nv, q, r, wide) ((r) ? RMSI_FWD_REGS_RES(nv, q) : RMSI_FWD_REGS_PLAIN(nv, q, wide))
+    ((nv) == 1 ? 40 : ((nv) == 2 ? ((q) ? 56 : ((wide) ? 56 : 40)) : ((nv) == 4 ? ((q) ? 64 : ((wide) ? 48 : 40)) \
+                                                                              : ((q) ? 112 : 72))))
+#define RMSI_FWD_REGS(nv, q, r, wide) ((r) ? RMSI_FWD_REGS_RES(nv, q, wide) : RMSI_FWD_REGS_PLAIN(nv, q, wide))
+
+/* The weight vector i (WCH 16-byte chunks) through the read-only path. */
+template <typename T, typename W>
+__device__ __forceinline__ void rmsi_fwd_wload(const rmsi_fwd_params &p, int i, uint4 *wa)
+{
+    constexpr int VEC = 16 / (int)sizeof(T);
+    constexpr int WCH = rmsi_wchunks<T, W>::n;
+    const uint4 *wv = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + (int64_t)i * VEC);
+#pragma unroll
+    for (int c = 0; c < WCH; c++)
+        wa[c] = rmsi_ld_const(wv + c);
+}
 
 /* y = n * weff of vector k (VEC floats), n = h * rstd [rounded]. The weight
  * vector is read here, per row, through the read-only path: every CTA of an SM
  * reads the same weight row, so it is an L1 hit, and no register holds it
- * across the row. */
+ * across the row. wpre: the chunks already loaded (the small-row kernels
+ * issue them with the row, see rmsi_fwd_reg), or NULL. */
 template <typename T, typename W>
-__device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h, int i, float rs, float *v)
+__device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h, int i, float rs, float *v,
+                                               const uint4 *wpre)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int WCH = rmsi_wchunks<T, W>::n;
@@ -65,10 +82,13 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     float wf[VEC];
     if (p.w) {
         uint4 wa[WCH];
-        const uint4 *wv = reinterpret_cast<const uint4 *>(reinterpret_cast<const W *>(p.w) + (int64_t)i * VEC);
+        if (wpre) {
 #pragma unroll
-        for (int c = 0; c < WCH; c++)
-            wa[c] = rmsi_ld_const(wv + c);
+            for (int c = 0; c < WCH; c++)
+                wa[c] = wpre[c];
+        } else {
+            rmsi_fwd_wload<T, W>(p, i, wa);
+        }
         rmsi_weff_unpack<T, W>(wa, p.w_off, wf);
     }
 #pragma unroll
@@ -129,6 +149,22 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
             }
         }
 
+        /* WP: the weights are loaded with the row instead of after its
+         * reduction, so a small row pays one memory latency, not two; the
+         * registers for it are spent only at 1-2 vectors a thread (the
+         * small-row configs), without fp8 output. */
+        constexpr bool WP = NV <= 2 && !Q;
+        constexpr int WCH = rmsi_wchunks<T, W>::n;
+        uint4 wpa[WP ? NV : 1][WCH];
+        if (WP && p.w) {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const int i = t + k * tpr;
+                if (live && i < nvec)
+                    rmsi_fwd_wload<T, W>(p, i, wpa[k]);
+            }
+        }
+
         float ss = 0.0f;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -152,7 +188,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
                 if (!(live && i < nvec))
                     continue;
                 float v[VEC];
-                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v);
+                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v, nullptr);
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     amax = fmaxf(amax, fabsf(v[e]));
@@ -173,7 +209,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
             if (!(Q && p.quant == RMSI_Q_BLOCK) && !on)
                 continue;
             float v[VEC];
-            rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v);
+            rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
             if (yr && on)
                 rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {

@@ -80,13 +80,16 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
+    const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
+    /* One partial row is dw itself: the kernel writes it there and the
+     * second launch is skipped (a one-row backward was two launches, 5 us). */
+    const int direct = p.ws && parts == 1 && ((uintptr_t)p.dw & 15u) == 0; /* the partial's vector stores */
+    if (direct)
+        p.ws = p.dw;
     if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st) != 0)
         return RMSNORM_ERR_DEVICE;
-    if (p.ws) {
-        const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
-        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
-            return RMSNORM_ERR_DEVICE;
-    }
+    if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
+        return RMSNORM_ERR_DEVICE;
     return RMSNORM_OK;
 }
 
