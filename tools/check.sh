@@ -1,7 +1,8 @@
 #!/bin/sh
 # Everything a change must pass: build, every test, lint, sanitizers, the ABI
-# check, a bounded fuzz run, the CUDA plugin compile (where nvcc exists), the
-# HIP compile + ISA gate, and the Python binding tests. .ci/run calls this.
+# check, a bounded fuzz run, the CUDA plugin compile and SASS gate (where nvcc
+# exists), the HIP compile + ISA gate, and the Python binding tests. .ci/run
+# calls this.
 # FUZZ_SECONDS (default 60) bounds each fuzzer in fuzz-smoke.
 set -eu
 cd "$(dirname "$0")/.."
@@ -32,7 +33,15 @@ step ninja asan
 step ninja abi-check
 step ninja fuzz-smoke
 if command -v nvcc >/dev/null 2>&1; then
-  step ninja cuda
+  # cuda-check = the plugin plus the SASS gate; its tools come from PyPI where
+  # the toolkit lacks them (without them the gate would only say SKIP)
+  if d=$(tools/cudatools.sh); then
+    PATH="$PATH:$d"
+    export PATH
+  else
+    echo "== cuobjdump/nvdisasm unavailable: the SASS gate will skip"
+  fi
+  step ninja cuda-check
 else
   echo "== SKIP ninja cuda: no nvcc on this machine"
 fi
