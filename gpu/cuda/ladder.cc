@@ -33,15 +33,17 @@
  *  4. Backward: fewer rows than SMs -> multi-pass, 16-byte, 256 threads
  *     (512 above 4096 bf16 columns): one CTA per row beats a register CTA
  *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
- *     count is the dw partial count), capped at max(2 * SMs, rows / 32)
- *     partial rows so their write + read stays under ~4% of the logical
- *     bytes (16-bit T), at least a warp per row and 128 threads per CTA
+ *     count is the dw partial count), capped at max(4 * SMs, rows / 32)
+ *     partial rows (their write + read is under ~4% of the logical bytes of
+ *     a 16-bit T above 4 * 32 rows per SM, 17% at 4096 rows, where the cap
+ *     of 2 * SMs left 2 CTAs an SM: 4096x4096 bf16 46.3 -> 38.9 us with 4
+ *     * SMs, session 3), at least a warp per row and 128 threads per CTA
  *     (2048 bf16 columns: 2 rows of 64 threads, 2-6% faster than 1): >= 64
  *     rows per SM -> 4 vectors per thread, as many CTAs as fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
  *     fewer rows -> 2 vectors per thread (with the next row prefetched,
- *     backward.cu), 2 CTAs per SM, cache = 1.
+ *     backward.cu), as many CTAs as fit (3 of 256 threads), cache = 1.
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
  */
 #include "gpu/cuda/ladder.h"
@@ -95,7 +97,7 @@ static int rmsi_nv_for(const rmsi_shape *s, int tpr)
 int64_t rmsi_bwd_partial_cap(int64_t rows, int sms)
 {
     int64_t r32 = rmsi_cdiv(rows > 0 ? rows : 1, 32) * 32;
-    int64_t cap = rows / 32 > 2LL * sms ? rows / 32 : 2LL * sms;
+    int64_t cap = rows / 32 > 4LL * sms ? rows / 32 : 4LL * sms;
     cap = rmsi_cdiv(cap, 32) * 32;
     return cap < r32 ? cap : r32;
 }
@@ -160,7 +162,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.cache = 0;
     } else {
         nv = 2;
-        c.cps = 2;
+        c.cps = 0;
         c.cache = 1;
     }
     const int64_t lmin = fwd && s->quant == RMSI_Q_BLOCK ? 128 / vec : (fwd ? 4 : 32);

@@ -32,9 +32,11 @@
  *    that helps; latency, not bandwidth, decides those shapes.
  *  - Backward (always persistent: the grid is the dw partial count): reg at
  *    NV <= 2 up to 512 threads per row (nvec <= 1024), else multi-pass with
- *    512 threads. Partial cap max(2 * CUs, rows / 32), as on CUDA, keeps the
- *    partials' traffic near 3% of the logical bytes at 16-bit.
- *  - LDS: the backward's dw accumulators (NV * VEC + 1 floats a thread,
+ *    512 threads. Partial cap max(2 * CUs, rows / 32) keeps the partials'
+ *    traffic near 3% of the logical bytes at 16-bit (CUDA moved to 4 * SMs
+ *    after measuring mid-size rows on the H200; not measured on AMD).
+ *  - LDS: the backward's dw accumulators (NV * VEC floats a thread, checked
+ *    here with one float of slack,
  *    35 KB at 512 threads x NV 2 bf16) plus the cross-wave reduction; a
  *    config above 64 KB per work-group is invalid. The CU's LDS (64 KB
  *    gfx942, 160 KB gfx950) is read here for the LDS-pipelined variants.
