@@ -42,7 +42,8 @@
  *     rows per SM -> 4 vectors per thread, as many CTAs as fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
- *     fewer rows -> 2 vectors per thread (with the next row prefetched,
+ *     the same for fewer rows wider than 512 vectors; fewer rows of at most
+ *     512 vectors -> 2 vectors per thread (with the next row prefetched,
  *     backward.cu), as many CTAs as fit (3 of 256 threads), cache = 1.
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
  */
@@ -157,7 +158,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2;
             c.cache = 0;
         }
-    } else if (s->rows >= 64LL * s->sms) {
+    } else if (s->rows >= 64LL * s->sms || nvec > 512) {
+        /* wide rows at any count: 2 vectors would mean CTAs of 320-512
+         * threads at 80 registers, one an SM (S3-10: 4096x8192 99.3 -> 67.6
+         * us, 2048x8192 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4) */
         nv = 4;
         c.cache = 0;
     } else {

@@ -1,0 +1,102 @@
+/*
+ * cuda-check's host test of the CUDA ladder (no GPU, no CUDA runtime): over a
+ * grid of shapes, dtypes, quant modes, residual or not and three SM counts
+ * (H100/H200 132, A100 108, B200 148), the ladder's own choice must be a
+ * config the kernels accept (an invalid one makes the op fail with
+ * RMSNORM_ERR_UNSUPPORTED on a shape no GPU test happened to cover), every
+ * enumerated config must be accepted and must round-trip through its text
+ * and a pin, and the backward grid times rows per CTA must stay within the
+ * partial count workspace_size reserves (a larger one would write past the
+ * workspace).
+ */
+#include <stdio.h>
+
+#include "gpu/common/config_text.h"
+#include "gpu/cuda/ladder.h"
+
+static int rmst_fail = 0;
+
+#define CHECK(cond, ...)                                          \
+    do {                                                          \
+        if (!(cond)) {                                            \
+            rmst_fail++;                                          \
+            if (rmst_fail <= 20) {                                \
+                (void)printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+                (void)printf(__VA_ARGS__);                        \
+                (void)printf("\n");                               \
+            }                                                     \
+        }                                                         \
+    } while (0)
+
+static bool same(const rmsi_config &a, const rmsi_config &b)
+{
+    return a.path == b.path && a.vec == b.vec && a.tpr == b.tpr && a.rpc == b.rpc && a.nv == b.nv &&
+           a.cps == b.cps && a.cache == b.cache;
+}
+
+static void check_shape(const rmsi_shape &s, long *configs)
+{
+    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1};
+    rmsi_config lad, res;
+    rmsi_ladder(&s, &lad);
+    CHECK(rmsi_config_valid(&s, &lad), "ladder invalid: op %d %lldx%lld esz %d vec_ok %d quant %d res %d sms %d",
+          s.op, (long long)s.rows, (long long)s.cols, s.esz, s.vec_ok, s.quant, s.res, s.sms);
+    CHECK(rmsi_config_resolve(&s, &none, &res) == 0 && same(res, lad), "resolve(no pin) differs from the ladder");
+    for (int i = 0;; i++) {
+        rmsi_config c, pin, back;
+        char txt[RMSI_CONFIG_TEXT];
+        if (rmsi_config_at(&s, i, &c) != 0)
+            break;
+        (*configs)++;
+        CHECK(rmsi_config_valid(&s, &c), "enumerated config %d invalid", i);
+        CHECK(rmsi_config_format(&c, txt, sizeof txt) == 0, "format");
+        CHECK(rmsi_config_parse(txt, &pin) == 0, "parse %s", txt);
+        CHECK(rmsi_config_resolve(&s, &pin, &back) == 0 && same(back, c), "pin %s does not round-trip", txt);
+        if (s.op == RMSI_OP_BWD) {
+            for (int occ = 1; occ <= 8; occ *= 2) {
+                const int64_t g = rmsi_config_grid(&s, &c, occ);
+                const int64_t rpc = c.path == RMSI_PATH_MULTI ? 1 : c.rpc;
+                CHECK(g * rpc <= rmsi_bwd_partial_cap(s.rows, s.sms), "bwd partials %lld > cap %lld (%s, rows %lld)",
+                      (long long)(g * rpc), (long long)rmsi_bwd_partial_cap(s.rows, s.sms), txt,
+                      (long long)s.rows);
+            }
+        }
+    }
+}
+
+int main()
+{
+    static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
+    static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
+    static const int sms[] = {132, 108, 148};
+    static const int esz[] = {2, 4};
+    static const int quant[] = {RMSI_Q_NONE, RMSI_Q_TENSOR, RMSI_Q_TOKEN, RMSI_Q_BLOCK};
+    long shapes = 0, configs = 0;
+    for (int sm : sms)
+        for (int e : esz)
+            for (int op = 0; op < 2; op++)
+                for (int64_t r : rows)
+                    for (int64_t c : cols)
+                        for (int vok = 0; vok < 2; vok++)
+                            for (int q : quant)
+                                for (int res = 0; res < 2; res++) {
+                                    if (op == RMSI_OP_BWD && (q != RMSI_Q_NONE || res))
+                                        continue;
+                                    if (q == RMSI_Q_BLOCK && c % 128 != 0)
+                                        continue;
+                                    rmsi_shape s = {};
+                                    s.op = op;
+                                    s.rows = r;
+                                    s.cols = c;
+                                    s.esz = e;
+                                    s.vec_ok = vok && c % (16 / e) == 0;
+                                    s.quant = q;
+                                    s.sms = sm;
+                                    s.res = res;
+                                    check_shape(s, &configs);
+                                    shapes++;
+                                }
+    (void)printf("%s: %ld shapes, %ld configs checked, %d failure(s)\n", rmst_fail ? "FAIL" : "ok", shapes, configs,
+                 rmst_fail);
+    return rmst_fail ? 1 : 0;
+}
