@@ -12,21 +12,8 @@
 #include <stdio.h>
 
 #include "gpu/common/config_text.h"
+#include "gpu/common/host_check.h"
 #include "gpu/cuda/ladder.h"
-
-static int rmst_fail = 0;
-
-#define CHECK(cond, ...)                                          \
-    do {                                                          \
-        if (!(cond)) {                                            \
-            rmst_fail++;                                          \
-            if (rmst_fail <= 20) {                                \
-                (void)printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-                (void)printf(__VA_ARGS__);                        \
-                (void)printf("\n");                               \
-            }                                                     \
-        }                                                         \
-    } while (0)
 
 static bool same(const rmsi_config &a, const rmsi_config &b)
 {
