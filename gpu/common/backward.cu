@@ -78,8 +78,8 @@ __device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, f
  * VEC floats as NV * VEC / 4 float4 slots, slot m of thread j at m * nthreads
  * + j: a warp's 16-byte accesses are contiguous (no bank conflicts), and a
  * vector's update is two LDS.128 + two STS.128 rather than 8 + 8 scalar
- * accesses (ncu: the LSU pipe, docs/perf/h200.md). Offsets are constants
- * times nthreads. */
+ * accesses (the backward ran at 70% SM throughput in ncu, docs/perf/h200.md
+ * session 3). Offsets are constants times nthreads. */
 template <typename T, typename W, int NV>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
@@ -321,7 +321,8 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
 /* dw[c] = sum over partial rows in a fixed order. A CTA is 32 columns x 32
  * slices; slice s sums rows s, s + 32, ..., then slice sums are added 0..31.
  * 32 slices and 8 loads in flight per thread: with 8 slices and 4 loads the
- * reduction took 6-10% of a 4096x4096 backward (ncu, H200). */
+ * reduction was latency-bound (ncu, H200: 4.1 of a 47 us 4096x4096
+ * backward with 16 slices; 6.1 us of 460 at 32768x8192). */
 #define RMSI_DW_COLS 32
 #define RMSI_DW_SLICES 32
 __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
