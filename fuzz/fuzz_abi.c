@@ -128,6 +128,19 @@ static void base_backward(abi_case *c, rmsnorm_backward_args *a)
 static int fz_mut_log[8];
 static unsigned fz_mut_n;
 
+/* Picks one of n mutations; returns n (none) when its group of mutations of
+ * the same field was applied already: a second one could undo the first (a
+ * NULL pointer made non-NULL again). Group 0 is no group. */
+static size_t pick_mutation(fz_producer *p, const int *group, size_t n, unsigned *used)
+{
+    size_t which = fz_param_pick(p, n);
+    if (group[which] != 0 && (*used & (1u << group[which])) != 0)
+        return n;
+    *used |= 1u << group[which];
+    fz_mut_log[fz_mut_n++ & 7u] = (int)which;
+    return which;
+}
+
 static const int64_t huge_i64[] = {-1, -2, INT64_MIN, INT64_MAX, (int64_t)0x80000000, (int64_t)1 << 40};
 static const uint32_t bad_enums[] = {6u, 7u, 0x7fffffffu, 0x80000000u, 0xffffffffu, 1000u};
 
@@ -156,14 +169,11 @@ static uint32_t mutate_forward(fz_producer *p, abi_case *c, rmsnorm_forward_args
                                int *tail_nonzero, const rmsnorm_backend **be, unsigned *used)
 {
     size_t es = rmsnorm_dtype_size(c->t);
-    /* mutations of the same field share a group and apply once: a second one
-     * could undo the first (a NULL pointer made non-NULL again) */
+    /* mutations of the same field share a group (pick_mutation) */
     static const int group[22] = {1, 2, 3, 3, 3, 4, 2, 6, 0, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 0, 0, 0};
-    size_t which = fz_param_pick(p, 22);
-    if (group[which] != 0 && (*used & (1u << group[which])) != 0)
+    size_t which = pick_mutation(p, group, 22, used);
+    if (which == 22)
         return 0;
-    *used |= 1u << group[which];
-    fz_mut_log[fz_mut_n++ & 7u] = (int)which;
     switch (which) {
     case 0: a->x.data = NULL; return S(RMSNORM_ERR_NULL_POINTER);
     case 1:
@@ -232,11 +242,9 @@ static uint32_t mutate_backward(fz_producer *p, abi_case *c, rmsnorm_backward_ar
                                 int *tail_nonzero, const rmsnorm_backend **be, unsigned *used)
 {
     static const int group[16] = {0, 1, 2, 2, 3, 4, 5, 0, 0, 0, 6, 6, 6, 1, 0, 0};
-    size_t which = fz_param_pick(p, 16);
-    if (group[which] != 0 && (*used & (1u << group[which])) != 0)
+    size_t which = pick_mutation(p, group, 16, used);
+    if (which == 16)
         return 0;
-    *used |= 1u << group[which];
-    fz_mut_log[fz_mut_n++ & 7u] = (int)which;
     switch (which) {
     case 0: a->dy.data = NULL; return S(RMSNORM_ERR_NULL_POINTER);
     case 1: a->dx.data = NULL; return S(RMSNORM_ERR_NULL_POINTER);

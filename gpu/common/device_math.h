@@ -147,10 +147,6 @@ template <> __device__ __forceinline__ uint32_t rmsi_hw_pack2<rmsi_f16>(float lo
 {
     return rmsi_f16x2_hw(lo, hi);
 }
-template <> __device__ __forceinline__ uint32_t rmsi_hw_pack2<float>(float lo, float)
-{
-    return __float_as_uint(lo); /* never called: fp32 vectors are not packed */
-}
 #endif
 
 template <typename T>

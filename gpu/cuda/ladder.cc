@@ -74,13 +74,15 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
  * launch gets without opting in. */
 #define RMSI_BWD_SMEM_MAX (48 * 1024)
 
-/* Rows per CTA: one row group per CTA once a row has two warps (measured
- * best at 2048..8192 columns), else CTAs of 128 threads (at most 32 groups,
- * the backward's partial rule). */
+/* Rows per CTA: CTAs of at least 128 threads (at most 32 groups, the
+ * backward's partial rule), except that a forward row of two warps gets its
+ * own CTA (measured best at 2048..8192 columns); the backward keeps 2 rows of
+ * 64 threads per CTA (2-6% faster than 1 at 2048 bf16 columns, session 3). */
 #define RMSI_LADDER_WARP 32
-static int64_t rmsi_rpc_for(int64_t tpr)
+static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr)
 {
-    if (tpr >= 64)
+    const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
+    if (tpr >= solo)
         return 1;
     return 128 / tpr > 32 ? 32 : 128 / tpr;
 }
@@ -174,9 +176,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     while (tpr > RMSI_REG_MAXT) /* nvec > 2 x 512 (forward): more vectors per thread */
         tpr = rmsi_tpr_for_nv(nvec, nv *= 2, lmin);
     c.tpr = (int)tpr;
-    c.rpc = (int)rmsi_rpc_for(tpr);
-    if (!fwd && tpr < 128)
-        c.rpc = (int)(128 / tpr); /* the backward's CTAs: at least 128 threads */
+    c.rpc = (int)rmsi_rpc_for(s, tpr);
     c.nv = rmsi_nv_for(s, c.tpr);
     *out = c;
 }
@@ -232,7 +232,7 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
     if (pin->rpc >= 0)
         c.rpc = pin->rpc;
     else if (c.path == RMSI_PATH_REG && pin->tpr >= 0)
-        c.rpc = (int)rmsi_rpc_for(c.tpr > 0 ? c.tpr : 1);
+        c.rpc = (int)rmsi_rpc_for(s, c.tpr > 0 ? c.tpr : 1);
     if (pin->cps >= 0)
         c.cps = pin->cps;
     if (pin->cache >= 0)
