@@ -12,11 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tests/rng.h"
+
 typedef struct fz_producer {
     const uint8_t *data;
     size_t front; /* next parameter byte */
     size_t back;  /* one past the next data byte (data is read downwards) */
-    uint64_t rng; /* splitmix64 state for data past the end of the input */
+    rmst_rng rng; /* the tests' splitmix64, for data past the end of the input */
 } fz_producer;
 
 static inline void fz_init(fz_producer *p, const uint8_t *data, size_t size)
@@ -27,15 +29,12 @@ static inline void fz_init(fz_producer *p, const uint8_t *data, size_t size)
     p->data = data;
     p->front = 0;
     p->back = size;
-    p->rng = h;
+    p->rng.s = h;
 }
 
 static inline uint64_t fz_rng_next(fz_producer *p)
 {
-    uint64_t z = (p->rng += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
+    return rmst_rng_next(&p->rng);
 }
 
 /* One parameter byte from the front; 0 once the parameters are used up. */
