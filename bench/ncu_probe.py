@@ -18,6 +18,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers as P  # noqa: E402
+import rmsnorm_ctypes as R  # noqa: E402
 
 
 def main():
@@ -25,6 +26,7 @@ def main():
     ap.add_argument("--lib", default="build/librmsnorm.so")
     ap.add_argument("--fwd", default="32768x8192,65536x2048")
     ap.add_argument("--bwd", default="4096x4096,32768x8192")
+    ap.add_argument("--quant", default="", help="fused add + 1x128 block fp8 shapes")
     ap.add_argument("--calls", type=int, default=2)
     args = ap.parse_args()
     ours = P.Ours(args.lib)
@@ -55,6 +57,20 @@ def main():
         torch.cuda.synchronize()
         print("bwd", shp, "done")
         del x, dy, dx, a, ws
+    for shp in filter(None, args.quant.split(",")):
+        rows, cols = (int(v) for v in shp.split("x"))
+        x = torch.randn(rows, cols, dtype=torch.bfloat16, device="cuda")
+        r = torch.randn_like(x)
+        w = torch.rand(cols, dtype=torch.bfloat16, device="cuda") + 0.5
+        h, y = torch.empty_like(x), torch.empty_like(x)
+        q = torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
+        s = torch.empty((cols // 128) * ((rows + 3) // 4 * 4), dtype=torch.float32, device="cuda")
+        a = ours.fwd_args(x, w, y, res=r, h=h, q=q, scale=s, quant=R.Q_BLOCK)
+        for _ in range(args.calls):
+            ours.fwd(a)
+        torch.cuda.synchronize()
+        print("add+block fp8", shp, "done")
+        del x, r, h, y, q, s, a
     torch.cuda.synchronize()
 
 

@@ -74,9 +74,9 @@ if has pin; then
 fi
 if has ncu; then
   stamp ncu
-  TORCH_LOGS=output_code timeout ${NCU_TIMEOUT:-200} ncu --clock-control none -k regex:'rmsi_|triton' \
-    --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis python3 bench/ncu_probe.py --lib $D/lib/librmsnorm.so ${NCU_ARGS:-} \
+  TORCH_LOGS=output_code timeout ${NCU_TIMEOUT:-200} ncu --clock-control none -k regex:${NCU_KERNELS:-'rmsi_|triton'} \
+    ${NCU_SECTIONS:---section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    --section MemoryWorkloadAnalysis} python3 bench/ncu_probe.py --lib $D/lib/librmsnorm.so ${NCU_ARGS:-} \
     > $OUT/ncu.txt 2> $OUT/ncu_err.txt
   echo "ncu rc=$?"; grep -E "rmsi_|triton_|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|DRAM Throughput|Block Limit" $OUT/ncu.txt | head -120
 fi
