@@ -60,27 +60,28 @@ static void forward_row(const rmsnorm_backend *be, rmsnorm_dtype t, const float 
     rmst_buf_free(&br);
 }
 
-/* dx and dw of one fp32 row; rstd NULL = recompute. */
-static void backward_row(const rmsnorm_backend *be, const float *x, const float *w, const float *dy,
-                         int64_t n, float eps, const float *rstd, float *dx, float *dw)
+/* dx and dw of `rows` fp32 rows of n (x, dy, dx: rows * n; w, dw: n); rstd
+ * (one a row) NULL = recompute. */
+static void backward_rows(const rmsnorm_backend *be, int64_t rows, const float *x, const float *w,
+                          const float *dy, int64_t n, float eps, const float *rstd, float *dx, float *dw)
 {
-    size_t bytes = (size_t)n * sizeof(float);
+    size_t bytes = (size_t)(rows * n) * sizeof(float), wbytes = (size_t)n * sizeof(float);
     size_t ws_bytes = 0;
     rmst_buf bx, bw, bdy, bdx, bdw, brs, bws;
     rmsnorm_backward_args a;
-    assert_int_equal(rmsnorm_backward_workspace_size(be, 1, n, &ws_bytes), RMSNORM_OK);
+    assert_int_equal(rmsnorm_backward_workspace_size(be, rows, n, &ws_bytes), RMSNORM_OK);
     rmst_buf_init(&bx, be, bytes);
-    rmst_buf_init(&bw, be, bytes);
+    rmst_buf_init(&bw, be, wbytes);
     rmst_buf_init(&bdy, be, bytes);
     rmst_buf_init(&bdx, be, bytes);
-    rmst_buf_init(&bdw, be, bytes);
-    rmst_buf_init(&brs, be, sizeof(float));
+    rmst_buf_init(&bdw, be, wbytes);
+    rmst_buf_init(&brs, be, (size_t)rows * sizeof(float));
     rmst_buf_init(&bws, be, ws_bytes);
     memcpy(bx.host, x, bytes);
-    memcpy(bw.host, w, bytes);
+    memcpy(bw.host, w, wbytes);
     memcpy(bdy.host, dy, bytes);
     if (rstd != NULL)
-        memcpy(brs.host, rstd, sizeof(float));
+        memcpy(brs.host, rstd, (size_t)rows * sizeof(float));
     rmst_buf_fill(&bdx, 0xff);
     rmst_buf_fill(&bdw, 0xff);
     rmst_buf_fill(&bws, 0xff);
@@ -93,9 +94,9 @@ static void backward_row(const rmsnorm_backend *be, const float *x, const float 
     rmst_buf_upload(&bws);
     memset(&a, 0, sizeof a);
     a.struct_size = sizeof a;
-    a.dy = (rmsnorm_matrix){bdy.mem, RMSNORM_F32, 1, n, n};
-    a.x = (rmsnorm_matrix){bx.mem, RMSNORM_F32, 1, n, n};
-    a.dx = (rmsnorm_matrix){bdx.mem, RMSNORM_F32, 1, n, n};
+    a.dy = (rmsnorm_matrix){bdy.mem, RMSNORM_F32, rows, n, n};
+    a.x = (rmsnorm_matrix){bx.mem, RMSNORM_F32, rows, n, n};
+    a.dx = (rmsnorm_matrix){bdx.mem, RMSNORM_F32, rows, n, n};
     a.weight = bw.mem;
     a.weight_dtype = RMSNORM_F32;
     a.rstd = rstd != NULL ? (const float *)brs.mem : NULL;
@@ -107,7 +108,7 @@ static void backward_row(const rmsnorm_backend *be, const float *x, const float 
     rmst_buf_download(&bdx);
     rmst_buf_download(&bdw);
     memcpy(dx, bdx.host, bytes);
-    memcpy(dw, bdw.host, bytes);
+    memcpy(dw, bdw.host, wbytes);
     rmst_buf_free(&bx);
     rmst_buf_free(&bw);
     rmst_buf_free(&bdy);
@@ -115,6 +116,12 @@ static void backward_row(const rmsnorm_backend *be, const float *x, const float 
     rmst_buf_free(&bdw);
     rmst_buf_free(&brs);
     rmst_buf_free(&bws);
+}
+
+static void backward_row(const rmsnorm_backend *be, const float *x, const float *w, const float *dy,
+                         int64_t n, float eps, const float *rstd, float *dx, float *dw)
+{
+    backward_rows(be, 1, x, w, dy, n, eps, rstd, dx, dw);
 }
 
 static void hand_forward_1234(void **state)
@@ -195,6 +202,47 @@ static void hand_zero_row(void **state)
             fail_msg("%s: zero row, eps = 0: y[%d] = %.9g, expected NaN", tb->name, j, (double)y[j]);
 }
 
+/* The sign of an exactly zero dx (docs/numerics.md: dx = rstd * (g - n * c)
+ * [+ dres]; only a present residual gradient is added). Where x = +-0 and
+ * dy = +-0, g - n * c is a difference of zeros whose sign round-to-nearest
+ * fixes: -0 - (+0) = -0, the other three +0. The row's other columns make c
+ * > 0, so the sign of n * c is the sign of x. A backend that adds a +0
+ * residual gradient, or folds the formula, turns the -0 into +0; the oracle
+ * comparisons (tolerances) cannot see it. One row and many (the GPU backends
+ * take other paths for few rows), rstd given and recomputed. */
+static void hand_zero_sign(void **state)
+{
+    enum { N = 64, ROWS = 512 };
+    const rmst_backend *tb = rmst_backend_of(state);
+    static float x[ROWS * N], dy[ROWS * N], dx[ROWS * N], rs[ROWS];
+    float w[N], dw[N];
+    for (int64_t j = 0; j < N; j++)
+        w[j] = 1.0f + (float)(j % 3);
+    for (int64_t r = 0; r < ROWS; r++) {
+        for (int64_t j = 0; j < N; j++) {
+            const int64_t k = r * N + j, z = (j + r) % 4; /* every sign pair in every row */
+            x[k] = z == 0 ? 0.0f : (z == 1 ? -0.0f : (z == 2 ? 0.0f : 0.5f + 0.25f * (float)(j % 7)));
+            dy[k] = z == 0 ? -0.0f : (z == 1 ? -0.0f : (z == 2 ? 0.0f : 1.0f + 0.125f * (float)(j % 5)));
+        }
+        rs[r] = 1.0f;
+    }
+    for (int given = 0; given < 2; given++) {
+        for (int64_t rows = 1; rows <= ROWS; rows += ROWS - 1) {
+            backward_rows(tb->be, rows, x, w, dy, N, 1e-5f, given ? rs : NULL, dx, dw);
+            for (int64_t k = 0; k < rows * N; k++) {
+                if (x[k] != 0.0f)
+                    continue;
+                const float g = dy[k] * w[k % N], nc = x[k]; /* the signs of g and n * c */
+                const int want = signbit(g - nc) != 0;
+                if (dx[k] != 0.0f || (signbit(dx[k]) != 0) != want)
+                    fail_msg("%s: %lld rows, rstd %s: dx[%lld] = %g, expected %s0 (x = %s0, dy = %s0)", tb->name,
+                             (long long)rows, given ? "given" : "recomputed", (long long)k, (double)dx[k],
+                             want ? "-" : "+", signbit(x[k]) ? "-" : "+", signbit(dy[k]) ? "-" : "+");
+            }
+        }
+    }
+}
+
 static void hand_tiny_values(void **state)
 {
     const rmst_backend *tb = rmst_backend_of(state);
@@ -214,6 +262,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(hand_forward_1234),
         cmocka_unit_test(hand_backward_12),
         cmocka_unit_test(hand_zero_row),
+        cmocka_unit_test(hand_zero_sign),
         cmocka_unit_test(hand_tiny_values),
     };
     if (rmst_main_init(argc, argv) != 0)

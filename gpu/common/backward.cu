@@ -74,17 +74,37 @@ __device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, f
     }
 }
 
-/* Dynamic shared memory of rmsi_bwd_reg: each thread's dw accumulators, NV *
- * VEC floats as NV * VEC / 4 float4 slots, slot m of thread j at m * nthreads
- * + j: a warp's 16-byte accesses are contiguous (no bank conflicts), and a
- * vector's update is two LDS.128 + two STS.128 rather than 8 + 8 scalar
- * accesses (the backward ran at 70% SM throughput in ncu, docs/perf/h200.md
- * session 3). Offsets are constants times nthreads. */
+/* Dynamic shared memory of rmsi_bwd_reg (rmsi_bwd_reg_smem):
+ * - with RMSI_BWD_WSM, the CTA's weff row (w + w_off, or 1) in fp32, filled
+ *   once by row group 0: each row reads it twice, and loading, widening and
+ *   offsetting the weights from global memory twice a row was about a fifth
+ *   of the kernel's instructions (ncu, session 4: the backward was issue
+ *   bound, 64% of issue slots at 34 instructions an element). Slot m of
+ *   column thread t at m * tpr + t.
+ * - each thread's dw accumulators, NV * VEC floats as NV * VEC / 4 float4
+ *   slots, slot m of thread j at m * nthreads + j: a warp's 16-byte accesses
+ *   are contiguous (no bank conflicts), and a vector's update is two LDS.128
+ *   + two STS.128 rather than 8 + 8 scalar accesses (the backward ran at 70%
+ *   SM throughput in ncu, docs/perf/h200.md session 3).
+ * Offsets are constants times tpr or nthreads. */
+template <int VEC>
+__device__ __forceinline__ void rmsi_bwd_wsm_get(const float4 *wsm, int k, int tpr, float *wf)
+{
+#pragma unroll
+    for (int q = 0; q < VEC / 4; q++) {
+        const float4 a = wsm[(k * (VEC / 4) + q) * tpr];
+        wf[4 * q] = a.x;
+        wf[4 * q + 1] = a.y;
+        wf[4 * q + 2] = a.z;
+        wf[4 * q + 3] = a.w;
+    }
+}
+
 template <typename T, typename W, int NV>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
-    extern __shared__ float4 rmsi_bwd_acc4[]; /* float4: 16-byte aligned */
+    extern __shared__ float4 rmsi_bwd_smem4[]; /* float4: 16-byte aligned */
     __shared__ float red[RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int tpr = (int)blockDim.x;
@@ -92,7 +112,24 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
     const int64_t step = (int64_t)gridDim.x * blockDim.y;
     constexpr int Q4 = VEC / 4; /* float4 slots per vector */
     const int nth = tpr * (int)blockDim.y;
-    float4 *acc = p.ws ? rmsi_bwd_acc4 + ((int)threadIdx.y * tpr + t) : nullptr;
+    float4 *wsm = rmsi_bwd_smem4 + t; /* RMSI_BWD_WSM */
+    float4 *acc = p.ws ? rmsi_bwd_smem4 + (RMSI_BWD_WSM ? NV * Q4 * tpr : 0) + ((int)threadIdx.y * tpr + t) : nullptr;
+
+    if (RMSI_BWD_WSM) {
+        if (threadIdx.y == 0) {
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                float wf[VEC];
+                if (t + k * tpr < nvec) {
+                    rmsi_bwd_wvec<T, W>(p, t + k * tpr, wf);
+#pragma unroll
+                    for (int q = 0; q < Q4; q++)
+                        wsm[(k * Q4 + q) * tpr] = make_float4(wf[4 * q], wf[4 * q + 1], wf[4 * q + 2], wf[4 * q + 3]);
+                }
+            }
+        }
+        __syncthreads(); /* the row groups above 0 read group 0's stores */
+    }
 
     /* Each thread owns its accumulator slots: no barrier around them. */
     if (acc) {
@@ -158,7 +195,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
             if (!(live && i < nvec))
                 continue;
             float wf[VEC];
-            rmsi_bwd_wvec<T, W>(p, i, wf);
+            if (RMSI_BWD_WSM)
+                rmsi_bwd_wsm_get<VEC>(wsm, k, tpr, wf);
+            else
+                rmsi_bwd_wvec<T, W>(p, i, wf);
 #pragma unroll
             for (int e = 0; e < VEC; e++)
                 sgn += (rmsi_elem16<T>(ga[k], e) * wf[e]) * (rmsi_elem16<T>(xa[k], e) * rs);
@@ -173,7 +213,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
             if (!(live && i < nvec))
                 continue;
             float wf[VEC], d[VEC];
-            rmsi_bwd_wvec<T, W>(p, i, wf);
+            if (RMSI_BWD_WSM)
+                rmsi_bwd_wsm_get<VEC>(wsm, k, tpr, wf);
+            else
+                rmsi_bwd_wvec<T, W>(p, i, wf);
             uint4 dr = make_uint4(0u, 0u, 0u, 0u);
             if (drr)
                 dr = (p.cache & RMSI_CACHE_LD) ? rmsi_ld_stream(drr + i) : drr[i];
@@ -280,17 +323,12 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
         }
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
         for (int64_t i = t; i < nvec; i += nt) {
-            float h[VEC], dy[VEC], wf[VEC], d[VEC], acc[VEC];
+            float h[VEC], dy[VEC], wf[VEC], d[VEC], dr[VEC], acc[VEC];
             rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
             rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dy, row, p.dy_ld) + i * VEC, dy);
             rmsi_bwd_weff<W, VEC>(p, i * VEC, wf);
-            if (p.dres) {
-                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dres, row, p.dres_ld) + i * VEC, d);
-            } else {
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    d[e] = 0.0f;
-            }
+            if (p.dres)
+                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dres, row, p.dres_ld) + i * VEC, dr);
             if (part && !first) {
                 rmsi_vec<float, VEC>::load(part + i * VEC, acc);
             } else {
@@ -303,8 +341,15 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
                 const float n = h[e] * rs;
                 const float g = dy[e] * wf[e];
                 const float m = p.llama ? rmsi_elem<T>::round(n) : n;
-                d[e] = rs * (g - n * c) + d[e];
+                d[e] = rs * (g - n * c);
                 acc[e] += dy[e] * m;
+            }
+            /* only a residual gradient is added: adding +0 would turn a -0
+             * dx into +0, which the reference keeps */
+            if (p.dres) {
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    d[e] += dr[e];
             }
             rmsi_vec<T, VEC>::store(rmsi_row<T>(p.dx, row, p.dx_ld) + i * VEC, d);
             if (part)
@@ -381,10 +426,17 @@ rmsi_bwd_kernel rmsi_bwd_kernel_for(int dtype, int wdtype, const rmsi_config *c)
  * and the partial count, depend on the shape alone. */
 size_t rmsi_backward_smem(int dtype, const rmsi_config *c)
 {
-    const size_t esz = dtype == RMSI_T_F32 ? 4 : 2;
     if (c->path == RMSI_PATH_MULTI)
         return 0;
-    return (size_t)c->tpr * (size_t)c->rpc * (size_t)c->nv * (16 / esz) * sizeof(float);
+    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, dtype == RMSI_T_F32 ? 4 : 2, RMSI_BWD_WSM);
+}
+
+/* Above the 48 KB every launch gets, a kernel must opt in (once per
+ * kernel and size would do; it is a host-side attribute, cheap next to the
+ * launches that need it, which move tens of MB). */
+static int rmsi_bwd_optin(rmsi_bwd_kernel k, size_t smem)
+{
+    return smem <= 48 * 1024 || rmsi_smem_optin(k, smem) == RMSI_SUCCESS ? 0 : -1;
 }
 
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
@@ -395,8 +447,11 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = rmsi_cache_bits(c->cache);
+    const size_t smem = rmsi_backward_smem(dtype, c);
+    if (rmsi_bwd_optin(k, smem) != 0)
+        return -1;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, rmsi_backward_smem(dtype, c), (rmsi_stream_t)stream>>>(q);
+    k<<<dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream>>>(q);
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
@@ -415,7 +470,8 @@ int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ct
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
     int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
-    if (!k)
+    const size_t smem = rmsi_backward_smem(dtype, c);
+    if (!k || rmsi_bwd_optin(k, smem) != 0)
         return -1;
-    return rmsi_occupancy(ctas, k, threads, rmsi_backward_smem(dtype, c)) == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_occupancy(ctas, k, threads, smem) == RMSI_SUCCESS ? 0 : -1;
 }

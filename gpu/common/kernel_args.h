@@ -98,6 +98,14 @@ int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi
 int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas);
 /* Dynamic shared memory the backward of a config launches with (bytes). */
 size_t rmsi_backward_smem(int dtype, const rmsi_config *c);
+/* rmsi_bwd_reg's shared memory: each row group's dw accumulators and, where
+ * the vendor stages it (wsm = RMSI_BWD_WSM, gpu/common/vendor.h), the CTA's
+ * fp32 weff row, read by every row group; VEC = 16 / esz floats a vector.
+ * One formula for the kernel and both ladders. */
+static inline size_t rmsi_bwd_reg_smem(int64_t tpr, int64_t rpc, int64_t nv, int64_t esz, int wsm)
+{
+    return (size_t)(tpr * nv * (16 / esz) * (rpc + (wsm ? 1 : 0))) * sizeof(float);
+}
 /* Bandwidth probes: kind 0 copy, 1 write, 2 dst = a + b; nt = streaming stores. */
 int rmsi_launch_probe(int kind, int nt, void *dst, const void *a, const void *b, size_t bytes,
                       int sms, void *stream);

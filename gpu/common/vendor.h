@@ -65,6 +65,10 @@ __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
 #define RMSI_HAVE_HW_FP8 0
 /* Pairs of 16-bit values are rounded in software (device_math.h). */
 #define RMSI_HAVE_HW_PACK2 0
+/* The backward reads weff from registers (no shared-memory row): see
+ * rmsi_bwd_reg_smem in kernel_args.h. */
+#define RMSI_BWD_WSM 0
+#define rmsi_smem_optin(k, bytes) hipFuncSetAttribute(k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
 
 #else
 /* ---- NVIDIA (CUDA) ------------------------------------------------------ */
@@ -107,6 +111,9 @@ __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return __ldg(p)
  * infinities round as ref/formats.h does; a NaN becomes the canonical NaN, so
  * the caller redoes a vector holding a NaN in software (device_math.h). */
 #define RMSI_HAVE_HW_PACK2 1
+/* The backward stages the fp32 weff row in shared memory once per CTA. */
+#define RMSI_BWD_WSM 1
+#define rmsi_smem_optin(k, bytes) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
 __device__ __forceinline__ uint32_t rmsi_bf16x2_hw(float lo, float hi)
 {
     uint32_t r;

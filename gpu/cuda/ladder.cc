@@ -70,9 +70,11 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-/* The backward keeps its dw accumulators in shared memory: at most the 48 KB a
- * launch gets without opting in. */
-#define RMSI_BWD_SMEM_MAX (48 * 1024)
+/* The backward keeps its weff row and dw accumulators in shared memory
+ * (rmsi_bwd_reg_smem); above 48 KB the launcher opts in. 96 KB fits every
+ * target's opt-in limit (99 KB on sm_86/89, 163 KB sm_80, 227 KB sm_90/100)
+ * and covers every register config of rows up to 1024 vectors. */
+#define RMSI_BWD_SMEM_MAX (96 * 1024)
 
 /* Rows per CTA: CTAs of at least 128 threads (at most 32 groups, the
  * backward's partial rule), except that a forward row of two warps gets its
@@ -125,7 +127,7 @@ static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
 
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
 {
-    return (size_t)c->tpr * (size_t)c->rpc * (size_t)c->nv * (size_t)(16 / s->esz) * sizeof(float);
+    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 1); /* CUDA stages weff */
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)

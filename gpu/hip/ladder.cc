@@ -36,8 +36,8 @@
  *    traffic near 3% of the logical bytes at 16-bit (CUDA moved to 4 * SMs
  *    after measuring mid-size rows on the H200; not measured on AMD).
  *  - LDS: the backward's dw accumulators (NV * VEC floats a thread, checked
- *    here with one float of slack,
- *    35 KB at 512 threads x NV 2 bf16) plus the cross-wave reduction; a
+ *    here with one float of slack, 32 KB at 512 threads x NV 2 bf16) plus
+ *    the cross-wave reduction; a
  *    config above 64 KB per work-group is invalid. The CU's LDS (64 KB
  *    gfx942, 160 KB gfx950) is read here for the LDS-pipelined variants.
  */
@@ -188,9 +188,11 @@ int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
         return 0;
     if (s->op == RMSI_HIP_FWD && s->quant == RMSI_Q_BLOCK && c->tpr < 128 / (16 / s->esz))
         return 0;
-    /* the backward's dw accumulators (rmsi_backward_smem): NV * VEC + 1 floats a thread */
+    /* the backward's dw accumulators (rmsi_bwd_reg_smem; HIP does not stage
+     * weff: 8192 bf16 columns would need the whole 64 KB for the two rows),
+     * with a float a thread of slack for the static reduction scratch */
     if (s->op != RMSI_HIP_FWD &&
-        (int64_t)c->tpr * c->rpc * ((int64_t)c->nv * (16 / s->esz) + 1) * 4 > RMSI_HIP_LDS_MAX)
+        rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 0) + (size_t)c->tpr * c->rpc * 4 > RMSI_HIP_LDS_MAX)
         return 0;
     return 1;
 }
