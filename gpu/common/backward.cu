@@ -48,10 +48,12 @@ __device__ __forceinline__ void rmsi_bwd_weff(const rmsi_bwd_params &p, int64_t 
 /* Register caps as in forward.cu (CTAs of up to RMSI_REG_MAXT threads; NV =
  * 1 -> 64 registers, 2 -> 80 (both with the next row prefetched), 4 -> 80):
  * occupancy is the latency hiding.
+ * The staged variant (ST, cp.async) may use 128: its shared memory (96 KB at
+ * 8192 bf16 columns) already holds it at two CTAs of 256 threads an SM.
  * The dw accumulators live in shared memory, not registers (they were 8-32
  * registers a thread and, with the cached weights and a prefetched row, held
  * the first version at one CTA per SM and 67% of the roofline). */
-#define RMSI_BWD_REGS(nv) ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80))
+#define RMSI_BWD_REGS(nv, st) ((st) ? 128 : ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80)))
 
 /* weff of vector i through the read-only path (the weight row is shared by
  * every CTA of an SM: an L1 hit). */
@@ -87,6 +89,28 @@ __device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, f
  *   + two STS.128 rather than 8 + 8 scalar accesses (the backward ran at 70%
  *   SM throughput in ncu, docs/perf/h200.md session 3).
  * Offsets are constants times tpr or nthreads. */
+/* Queue the asynchronous copies of row r's x and dy vectors (this thread's:
+ * t, t + tpr, ...) into its staging slots, as one group; nothing past the
+ * rows or the row (the reader zeroes those). */
+template <typename T, int NV>
+__device__ __forceinline__ void rmsi_bwd_stage(const rmsi_bwd_params &p, int64_t r, uint4 *stg, int nth, int t,
+                                               int tpr, int nvec)
+{
+    if (r < p.rows) {
+        const uint4 *xs = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld));
+        const uint4 *gs = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, r, p.dy_ld));
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int i = t + k * tpr;
+            if (i < nvec) {
+                rmsi_cp_async16(stg + k * nth, xs + i);
+                rmsi_cp_async16(stg + (NV + k) * nth, gs + i);
+            }
+        }
+    }
+    rmsi_cp_async_commit();
+}
+
 template <int VEC>
 __device__ __forceinline__ void rmsi_bwd_wsm_get(const float4 *wsm, int k, int tpr, float *wf)
 {
@@ -100,8 +124,8 @@ __device__ __forceinline__ void rmsi_bwd_wsm_get(const float4 *wsm, int k, int t
     }
 }
 
-template <typename T, typename W, int NV>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(const rmsi_bwd_params p)
+template <typename T, typename W, int NV, bool ST>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
     extern __shared__ float4 rmsi_bwd_smem4[]; /* float4: 16-byte aligned */
@@ -114,6 +138,11 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
     const int nth = tpr * (int)blockDim.y;
     float4 *wsm = rmsi_bwd_smem4 + t; /* RMSI_BWD_WSM */
     float4 *acc = p.ws ? rmsi_bwd_smem4 + (RMSI_BWD_WSM ? NV * Q4 * tpr : 0) + ((int)threadIdx.y * tpr + t) : nullptr;
+    /* ST: the staged row, x vector k at k * nth + j and dy at (NV + k) * nth
+     * + j, j this thread's index in the CTA: a thread reads back only what its
+     * own copies wrote, so waiting for its own groups is enough. */
+    uint4 *stg = reinterpret_cast<uint4 *>(rmsi_bwd_smem4 + (RMSI_BWD_WSM ? NV * Q4 * tpr : 0) + NV * Q4 * nth) +
+                 ((int)threadIdx.y * tpr + t);
 
     if (RMSI_BWD_WSM) {
         if (threadIdx.y == 0) {
@@ -142,8 +171,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
      * (PF): a persistent CTA otherwise idles on every row's load latency.
      * 4096x4096 bf16 took 52 us without it and 38.6 us with it (H200,
      * docs/perf/h200.md); NV = 4 has no registers for it. */
-    constexpr bool PF = NV <= 2;
+    constexpr bool PF = NV <= 2 && !ST;
     uint4 xa[NV], ga[NV];
+    if (ST)
+        rmsi_bwd_stage<T, NV>(p, (int64_t)blockIdx.x * blockDim.y + threadIdx.y, stg, nth, t, tpr, nvec);
     if (PF) {
         const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
         const bool l0 = r0 < p.rows;
@@ -157,7 +188,15 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
         const bool live = row < p.rows;
         const int64_t r = live ? row : 0;
         uint4 xn[NV], gn[NV];
-        if (PF) {
+        if (ST) {
+            rmsi_cp_async_wait_all();
+#pragma unroll
+            for (int k = 0; k < NV; k++) {
+                const bool on = live && t + k * tpr < nvec;
+                xa[k] = on ? stg[k * nth] : make_uint4(0u, 0u, 0u, 0u);
+                ga[k] = on ? stg[(NV + k) * nth] : make_uint4(0u, 0u, 0u, 0u);
+            }
+        } else if (PF) {
             const bool ln = row + step < p.rows;
             const int64_t rn = ln ? row + step : 0;
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, rn, p.x_ld)), ln, t, tpr, nvec,
@@ -204,6 +243,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV)) rmsi_bwd_reg(
                 sgn += (rmsi_elem16<T>(ga[k], e) * wf[e]) * (rmsi_elem16<T>(xa[k], e) * rs);
         }
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
+        /* after the reduction's barrier: every thread's reads of the staged
+         * row precede the copies that overwrite it */
+        if (ST)
+            rmsi_bwd_stage<T, NV>(p, row + step, stg, nth, t, tpr, nvec);
 
         uint4 *dxr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.dx, r, p.dx_ld));
         const uint4 *drr = p.dres ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, r, p.dres_ld)) : nullptr;
@@ -400,9 +443,9 @@ rmsi_bwd_kernel rmsi_bwd_pick(const rmsi_config *c)
     if (c->path == RMSI_PATH_MULTI)
         return c->vec == 16 ? rmsi_bwd_multi<T, W, 16 / sizeof(T)> : rmsi_bwd_multi<T, W, 1>;
     switch (c->nv) {
-    case 1: return rmsi_bwd_reg<T, W, 1>;
-    case 2: return rmsi_bwd_reg<T, W, 2>;
-    case 4: return rmsi_bwd_reg<T, W, 4>;
+    case 1: return c->stage ? nullptr : rmsi_bwd_reg<T, W, 1, false>;
+    case 2: return c->stage ? nullptr : rmsi_bwd_reg<T, W, 2, false>;
+    case 4: return c->stage ? rmsi_bwd_reg<T, W, 4, true> : rmsi_bwd_reg<T, W, 4, false>;
     default: return nullptr;
     }
 }
@@ -428,7 +471,7 @@ size_t rmsi_backward_smem(int dtype, const rmsi_config *c)
 {
     if (c->path == RMSI_PATH_MULTI)
         return 0;
-    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, dtype == RMSI_T_F32 ? 4 : 2, RMSI_BWD_WSM);
+    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, dtype == RMSI_T_F32 ? 4 : 2, RMSI_BWD_WSM, c->stage);
 }
 
 /* Above the 48 KB every launch gets, a kernel must opt in (once per

@@ -67,6 +67,10 @@ struct rmsi_bwd_params {
  *   cache  streaming hints on the activations (ld.global.cs / st.global.cs:
  *          evict first, each byte is used once): 0 = none, 1 = loads and
  *          stores, 2 = loads only, 3 = stores only.
+ *   stage  backward, REG, nv = 4: 1 = the next row's x and dy are copied
+ *          into shared memory (cp.async) while this row is computed, a
+ *          pipeline depth of one row without registers; 0 = none (nv <= 2
+ *          prefetch into registers instead).
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 /* The kernels' view of the cache knob: which accesses stream. */
@@ -79,7 +83,7 @@ static inline int rmsi_cache_bits(int cache)
  * the ladders keep tpr * rpc within it. */
 #define RMSI_REG_MAXT 512
 struct rmsi_config {
-    int path, vec, tpr, rpc, nv, cps, cache;
+    int path, vec, tpr, rpc, nv, cps, cache, stage;
 };
 
 #define RMSI_CONFIG_TEXT 96
@@ -100,11 +104,13 @@ int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ct
 size_t rmsi_backward_smem(int dtype, const rmsi_config *c);
 /* rmsi_bwd_reg's shared memory: each row group's dw accumulators and, where
  * the vendor stages it (wsm = RMSI_BWD_WSM, gpu/common/vendor.h), the CTA's
- * fp32 weff row, read by every row group; VEC = 16 / esz floats a vector.
+ * fp32 weff row, read by every row group; VEC = 16 / esz floats a vector;
+ * with stage = 1 the next row's x and dy vectors.
  * One formula for the kernel and both ladders. */
-static inline size_t rmsi_bwd_reg_smem(int64_t tpr, int64_t rpc, int64_t nv, int64_t esz, int wsm)
+static inline size_t rmsi_bwd_reg_smem(int64_t tpr, int64_t rpc, int64_t nv, int64_t esz, int wsm, int stage)
 {
-    return (size_t)(tpr * nv * (16 / esz) * (rpc + (wsm ? 1 : 0))) * sizeof(float);
+    return (size_t)(tpr * nv * (16 / esz) * (rpc + (wsm ? 1 : 0))) * sizeof(float) +
+           (size_t)(stage * tpr * rpc * nv * 2 * 16); /* x and dy of the staged row */
 }
 /* Bandwidth probes: kind 0 copy, 1 write, 2 dst = a + b; nt = streaming stores. */
 int rmsi_launch_probe(int kind, int nt, void *dst, const void *a, const void *b, size_t bytes,

@@ -12,7 +12,7 @@
 #include "gpu/cuda/cuda_internal.h"
 #include "gpu/cuda/ladder.h"
 
-static rmsi_config rmsi_pin = {-1, -1, -1, -1, -1, -1, -1};
+static rmsi_config rmsi_pin = {-1, -1, -1, -1, -1, -1, -1, -1};
 static int rmsi_pin_env_read = 0;
 
 static void rmsi_pin_from_env(void)

@@ -42,7 +42,9 @@
  *     rows per SM -> 4 vectors per thread, as many CTAs as fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
- *     the same for fewer rows wider than 512 vectors; fewer rows of at most
+ *     the same for fewer rows wider than 512 vectors, with the next row
+ *     staged in shared memory by cp.async (stage = 1, one row group a CTA:
+ *     10-29% faster at every searched 4-vector shape, session 4); fewer rows of at most
  *     512 vectors -> 2 vectors per thread (with the next row prefetched,
  *     backward.cu), as many CTAs as fit (3 of 256 threads), cache = 1.
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
@@ -81,11 +83,13 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
  * own CTA (measured best at 2048..8192 columns); the backward keeps 2 rows of
  * 64 threads per CTA (2-6% faster than 1 at 2048 bf16 columns, session 3). */
 #define RMSI_LADDER_WARP 32
-static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr)
+static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
 {
     const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
     if (tpr >= solo)
         return 1;
+    if (stage) /* staged: CTAs of 64 threads (S4-3: 65536x2048 0.5% faster than 128) */
+        return tpr >= 2 * RMSI_LADDER_WARP ? 1 : 2 * RMSI_LADDER_WARP / tpr;
     return 128 / tpr > 32 ? 32 : 128 / tpr;
 }
 
@@ -127,12 +131,12 @@ static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
 
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
 {
-    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 1); /* CUDA stages weff */
+    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 1, c->stage); /* CUDA stages weff */
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
@@ -165,9 +169,12 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     } else if (s->rows >= 64LL * s->sms || nvec > 512) {
         /* wide rows at any count: 2 vectors would mean CTAs of 320-512
          * threads at 80 registers, one an SM (S3-10: 4096x8192 99.3 -> 67.6
-         * us, 2048x8192 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4) */
+         * us, 2048x8192 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4); the next
+         * row staged in shared memory (S4-3: 32768x8192 403.6 -> 393.2 us,
+         * 16384x4096 135.9 -> 104.6, 65536x2048 219.3 -> 199.6) */
         nv = 4;
         c.cache = 0;
+        c.stage = 1;
     } else {
         nv = 2;
         c.cps = 0;
@@ -178,14 +185,20 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     while (tpr > RMSI_REG_MAXT) /* nvec > 2 x 512 (forward): more vectors per thread */
         tpr = rmsi_tpr_for_nv(nvec, nv *= 2, lmin);
     c.tpr = (int)tpr;
-    c.rpc = (int)rmsi_rpc_for(s, tpr);
     c.nv = rmsi_nv_for(s, c.tpr);
+    if (c.nv != 4) /* narrow rows: the lmin-wide row group needs fewer vectors */
+        c.stage = 0;
+    c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
     *out = c;
 }
 
 int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
-    if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3)
+    if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3 || c->stage < 0 || c->stage > 1)
+        return 0;
+    /* row staging: the backward's 4-vector kernel only (the others prefetch
+     * into registers) */
+    if (c->stage && (s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv != 4))
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if (c->vec == 16 && !s->vec_ok)
@@ -231,16 +244,20 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.vec = pin->vec;
     if (pin->tpr >= 0)
         c.tpr = pin->tpr;
+    if (c.path == RMSI_PATH_REG && c.tpr > 0)
+        c.nv = rmsi_nv_for(s, c.tpr);
+    if (pin->stage >= 0)
+        c.stage = pin->stage;
+    else if (c.stage && (c.path != RMSI_PATH_REG || c.nv != 4))
+        c.stage = 0; /* the ladder's staging follows its nv; a pinned tpr may change nv */
     if (pin->rpc >= 0)
         c.rpc = pin->rpc;
     else if (c.path == RMSI_PATH_REG && pin->tpr >= 0)
-        c.rpc = (int)rmsi_rpc_for(s, c.tpr > 0 ? c.tpr : 1);
+        c.rpc = (int)rmsi_rpc_for(s, c.tpr > 0 ? c.tpr : 1, c.stage);
     if (pin->cps >= 0)
         c.cps = pin->cps;
     if (pin->cache >= 0)
         c.cache = pin->cache;
-    if (c.path == RMSI_PATH_REG && c.tpr > 0)
-        c.nv = rmsi_nv_for(s, c.tpr);
     if (c.path == RMSI_PATH_MULTI) {
         c.rpc = 1;
         c.nv = 0;
@@ -273,7 +290,7 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
 
 /* The search space: every register config (threads per row: the powers of two
  * and the balanced widths for 1..8 vectors; rows per CTA; cps 0 or 2; the
- * four cache policies), then the multi-pass ones. */
+ * four cache policies; row staging where valid), then the multi-pass ones. */
 int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
 {
     static const int cps[] = {0, 2};
@@ -295,13 +312,15 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
         for (int rpc = 1; rpc <= 32; rpc *= 2) {
             for (int k = 0; k < 2; k++) {
                 for (int cache = 0; cache < 4; cache++) {
-                    rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]), cps[k],
-                                     cache};
-                    if (!rmsi_config_valid(s, &c))
-                        continue;
-                    if (n++ == idx) {
-                        *out = c;
-                        return 0;
+                    for (int stage = 0; stage < 2; stage++) {
+                        rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]),
+                                         cps[k], cache, stage};
+                        if (!rmsi_config_valid(s, &c))
+                            continue;
+                        if (n++ == idx) {
+                            *out = c;
+                            return 0;
+                        }
                     }
                 }
             }
@@ -309,7 +328,7 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0};
             if (!rmsi_config_valid(s, &c))
                 continue;
             if (n++ == idx) {

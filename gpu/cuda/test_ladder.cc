@@ -18,12 +18,12 @@
 static bool same(const rmsi_config &a, const rmsi_config &b)
 {
     return a.path == b.path && a.vec == b.vec && a.tpr == b.tpr && a.rpc == b.rpc && a.nv == b.nv &&
-           a.cps == b.cps && a.cache == b.cache;
+           a.cps == b.cps && a.cache == b.cache && a.stage == b.stage;
 }
 
 static void check_shape(const rmsi_shape &s, long *configs)
 {
-    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1};
+    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1};
     rmsi_config lad, res;
     rmsi_ladder(&s, &lad);
     CHECK(rmsi_config_valid(&s, &lad), "ladder invalid: op %d %lldx%lld esz %d vec_ok %d quant %d res %d sms %d",

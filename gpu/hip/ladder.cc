@@ -114,7 +114,7 @@ static void rmsi_multi(const rmsi_hip_shape *s, int tpr_vec, rmsi_config *c)
 
 void rmsi_hip_ladder(const rmsi_hip_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int cus = s->dev.cus > 0 ? s->dev.cus : 1;
@@ -167,7 +167,7 @@ void rmsi_hip_ladder(const rmsi_hip_shape *s, rmsi_config *out)
 int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
 {
     const int maxt = s->op == RMSI_HIP_FWD ? rmsi_fwd_bound(c->nv) : RMSI_HIP_BWD_MAX;
-    if (c->cps < 0 || c->cps > 32)
+    if (c->cps < 0 || c->cps > 32 || c->stage != 0) /* no cp.async row staging on AMD */
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if ((c->vec == 16 && !s->vec_ok) || (c->vec != 16 && c->vec != 0))
@@ -192,7 +192,7 @@ int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
      * weff: 8192 bf16 columns would need the whole 64 KB for the two rows),
      * with a float a thread of slack for the static reduction scratch */
     if (s->op != RMSI_HIP_FWD &&
-        rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 0) + (size_t)c->tpr * c->rpc * 4 > RMSI_HIP_LDS_MAX)
+        rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 0, 0) + (size_t)c->tpr * c->rpc * 4 > RMSI_HIP_LDS_MAX)
         return 0;
     return 1;
 }
@@ -222,6 +222,8 @@ int rmsi_hip_resolve(const rmsi_hip_shape *s, const rmsi_config *pin, rmsi_confi
         c.rpc = (int)rmsi_rpc_for(c.tpr > 0 ? c.tpr : 1);
     if (pin->cps >= 0)
         c.cps = pin->cps;
+    if (pin->stage >= 0)
+        c.stage = pin->stage;
     if (c.path == RMSI_PATH_REG && c.tpr > 0)
         c.nv = rmsi_nv_for(s, c.tpr);
     if (c.path == RMSI_PATH_MULTI) {
@@ -272,7 +274,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
             if (wg < tpr)
                 continue;
             for (int k = 0; k < ncps; k++) {
-                rmsi_config c = {RMSI_PATH_REG, 16, tpr, wg / tpr, rmsi_nv_for(s, tpr), cps[k], 0};
+                rmsi_config c = {RMSI_PATH_REG, 16, tpr, wg / tpr, rmsi_nv_for(s, tpr), cps[k], 0, 0};
                 if (!rmsi_hip_valid(s, &c))
                     continue;
                 if (n++ == idx) {
@@ -284,7 +286,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = RMSI_HIP_WAVE; tpr <= RMSI_HIP_FWD_MAX; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0};
             if (!rmsi_hip_valid(s, &c))
                 continue;
             if (n++ == idx) {
