@@ -48,12 +48,13 @@ __device__ __forceinline__ void rmsi_bwd_weff(const rmsi_bwd_params &p, int64_t 
 /* Register caps as in forward.cu (CTAs of up to RMSI_REG_MAXT threads; NV =
  * 1 -> 64 registers, 2 -> 80 (both with the next row prefetched), 4 -> 80):
  * occupancy is the latency hiding.
- * The staged variant (ST, cp.async) may use 128: its shared memory (96 KB at
- * 8192 bf16 columns) already holds it at two CTAs of 256 threads an SM.
+ * The staged 4-vector variant (ST, cp.async) may use 128: its shared memory
+ * (96 KB at 8192 bf16 columns) already holds it at two CTAs of 256 threads
+ * an SM; staged at 2 vectors, 80 (the register prefetch's cap).
  * The dw accumulators live in shared memory, not registers (they were 8-32
  * registers a thread and, with the cached weights and a prefetched row, held
  * the first version at one CTA per SM and 67% of the roofline). */
-#define RMSI_BWD_REGS(nv, st) ((st) ? 128 : ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80)))
+#define RMSI_BWD_REGS(nv, st) ((st) ? ((nv) == 4 ? 128 : 80) : ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80)))
 
 /* weff of vector i through the read-only path (the weight row is shared by
  * every CTA of an SM: an L1 hit). */
@@ -444,7 +445,7 @@ rmsi_bwd_kernel rmsi_bwd_pick(const rmsi_config *c)
         return c->vec == 16 ? rmsi_bwd_multi<T, W, 16 / sizeof(T)> : rmsi_bwd_multi<T, W, 1>;
     switch (c->nv) {
     case 1: return c->stage ? nullptr : rmsi_bwd_reg<T, W, 1, false>;
-    case 2: return c->stage ? nullptr : rmsi_bwd_reg<T, W, 2, false>;
+    case 2: return c->stage ? rmsi_bwd_reg<T, W, 2, true> : rmsi_bwd_reg<T, W, 2, false>;
     case 4: return c->stage ? rmsi_bwd_reg<T, W, 4, true> : rmsi_bwd_reg<T, W, 4, false>;
     default: return nullptr;
     }

@@ -67,7 +67,7 @@ struct rmsi_bwd_params {
  *   cache  streaming hints on the activations (ld.global.cs / st.global.cs:
  *          evict first, each byte is used once): 0 = none, 1 = loads and
  *          stores, 2 = loads only, 3 = stores only.
- *   stage  backward, REG, nv = 4: 1 = the next row's x and dy are copied
+ *   stage  backward, REG, nv >= 2: 1 = the next row's x and dy are copied
  *          into shared memory (cp.async) while this row is computed, a
  *          pipeline depth of one row without registers; 0 = none (nv <= 2
  *          prefetch into registers instead).

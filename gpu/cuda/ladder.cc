@@ -42,11 +42,12 @@
  *     rows per SM -> 4 vectors per thread, as many CTAs as fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
- *     the same for fewer rows wider than 512 vectors, with the next row
- *     staged in shared memory by cp.async (stage = 1, one row group a CTA:
- *     10-29% faster at every searched 4-vector shape, session 4); fewer rows of at most
- *     512 vectors -> 2 vectors per thread (with the next row prefetched,
- *     backward.cu), as many CTAs as fit (3 of 256 threads), cache = 1.
+ *     the same for fewer rows wider than 512 vectors; fewer rows of at most
+ *     512 vectors -> 2 vectors per thread, as many CTAs as fit, cache = 1.
+ *     At 2 and 4 vectors the next row is staged in shared memory by cp.async
+ *     (stage = 1; session 4: 10-29% faster at 4 vectors, up to 7% at 2), one
+ *     row group a CTA (CTAs of >= 64 threads; two rows of 256 threads below
+ *     16 rows per SM); 1 vector (narrow rows) prefetches into registers.
  * These rules were set from the H200 searches recorded in docs/perf/h200.md.
  */
 #include "gpu/cuda/ladder.h"
@@ -78,21 +79,6 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
  * and covers every register config of rows up to 1024 vectors. */
 #define RMSI_BWD_SMEM_MAX (96 * 1024)
 
-/* Rows per CTA: CTAs of at least 128 threads (at most 32 groups, the
- * backward's partial rule), except that a forward row of two warps gets its
- * own CTA (measured best at 2048..8192 columns); the backward keeps 2 rows of
- * 64 threads per CTA (2-6% faster than 1 at 2048 bf16 columns, session 3). */
-#define RMSI_LADDER_WARP 32
-static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
-{
-    const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
-    if (tpr >= solo)
-        return 1;
-    if (stage) /* staged: CTAs of 64 threads (S4-3: 65536x2048 0.5% faster than 128) */
-        return tpr >= 2 * RMSI_LADDER_WARP ? 1 : 2 * RMSI_LADDER_WARP / tpr;
-    return 128 / tpr > 32 ? 32 : 128 / tpr;
-}
-
 static int64_t rmsi_nvec(const rmsi_shape *s)
 {
     return s->cols / (16 / s->esz);
@@ -101,6 +87,34 @@ static int64_t rmsi_nvec(const rmsi_shape *s)
 static int rmsi_nv_for(const rmsi_shape *s, int tpr)
 {
     return (int)rmsi_pow2ceil(rmsi_cdiv(rmsi_nvec(s), tpr));
+}
+
+/* Rows per CTA: CTAs of at least 128 threads (at most 32 groups, the
+ * backward's partial rule), except that a forward row of two warps gets its
+ * own CTA (measured best at 2048..8192 columns); the unstaged backward keeps
+ * 2 rows of 64 threads per CTA (2-6% faster than 1 at 2048 bf16 columns,
+ * session 3). The staged backward (stage = 1) takes one row group a CTA of
+ * >= 64 threads, two of 256 threads at 2 vectors when rows are few. */
+#define RMSI_LADDER_WARP 32
+static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
+{
+    const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
+    if (stage && tpr >= 256 && tpr <= RMSI_REG_MAXT / 2 && s->rows < 16LL * s->sms && rmsi_nv_for(s, (int)tpr) == 2)
+        return 2; /* few rows: two a CTA (S4-4: 1024x4096 13.43 us, one 14.3) */
+    if (tpr >= solo)
+        return 1;
+    if (stage) /* staged: CTAs of 64 threads (S4-3: 65536x2048 0.5% faster than 128) */
+        return tpr >= 2 * RMSI_LADDER_WARP ? 1 : 2 * RMSI_LADDER_WARP / tpr;
+    return 128 / tpr > 32 ? 32 : 128 / tpr;
+}
+
+/* Row staging (stage = 1) for every register backward of 2 or 4 vectors a
+ * thread: first or within 0.2% of first at all ten shapes searched in
+ * session 4 (S4-3, S4-4; 10-29% faster at 4 vectors, up to 7% at 2). One
+ * vector a thread (narrow rows) keeps the register prefetch. */
+static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
+{
+    return s->op != RMSI_OP_FWD && c->path == RMSI_PATH_REG && c->nv >= 2;
 }
 
 int64_t rmsi_bwd_partial_cap(int64_t rows, int sms)
@@ -174,7 +188,6 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * 16384x4096 135.9 -> 104.6, 65536x2048 219.3 -> 199.6) */
         nv = 4;
         c.cache = 0;
-        c.stage = 1;
     } else {
         nv = 2;
         c.cps = 0;
@@ -186,8 +199,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         tpr = rmsi_tpr_for_nv(nvec, nv *= 2, lmin);
     c.tpr = (int)tpr;
     c.nv = rmsi_nv_for(s, c.tpr);
-    if (c.nv != 4) /* narrow rows: the lmin-wide row group needs fewer vectors */
-        c.stage = 0;
+    c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
     *out = c;
 }
@@ -196,9 +208,8 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3 || c->stage < 0 || c->stage > 1)
         return 0;
-    /* row staging: the backward's 4-vector kernel only (the others prefetch
-     * into registers) */
-    if (c->stage && (s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv != 4))
+    /* row staging: the backward's 2- and 4-vector kernels */
+    if (c->stage && (s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv < 2))
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if (c->vec == 16 && !s->vec_ok)
@@ -248,8 +259,8 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.nv = rmsi_nv_for(s, c.tpr);
     if (pin->stage >= 0)
         c.stage = pin->stage;
-    else if (c.stage && (c.path != RMSI_PATH_REG || c.nv != 4))
-        c.stage = 0; /* the ladder's staging follows its nv; a pinned tpr may change nv */
+    else
+        c.stage = rmsi_stage_for(s, &c); /* a pinned tpr or path may change nv */
     if (pin->rpc >= 0)
         c.rpc = pin->rpc;
     else if (c.path == RMSI_PATH_REG && pin->tpr >= 0)
