@@ -112,6 +112,26 @@ __device__ __forceinline__ void rmsi_bwd_stage(const rmsi_bwd_params &p, int64_t
     rmsi_cp_async_commit();
 }
 
+/* The same for row r's residual gradient, as its own group (an empty one
+ * without dres, so that every iteration commits the same groups): it is
+ * needed only by the dx loop, so it is queued after this row's dx loop and
+ * waited for just before the next one. */
+template <typename T, int NV>
+__device__ __forceinline__ void rmsi_bwd_stage_dres(const rmsi_bwd_params &p, int64_t r, uint4 *stg, int nth, int t,
+                                                    int tpr, int nvec)
+{
+    if (p.dres && r < p.rows) {
+        const uint4 *ds = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, r, p.dres_ld));
+#pragma unroll
+        for (int k = 0; k < NV; k++) {
+            const int i = t + k * tpr;
+            if (i < nvec)
+                rmsi_cp_async16(stg + (2 * NV + k) * nth, ds + i);
+        }
+    }
+    rmsi_cp_async_commit();
+}
+
 template <int VEC>
 __device__ __forceinline__ void rmsi_bwd_wsm_get(const float4 *wsm, int k, int tpr, float *wf)
 {
@@ -174,8 +194,11 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
      * docs/perf/h200.md); NV = 4 has no registers for it. */
     constexpr bool PF = NV <= 2 && !ST;
     uint4 xa[NV], ga[NV];
-    if (ST)
-        rmsi_bwd_stage<T, NV>(p, (int64_t)blockIdx.x * blockDim.y + threadIdx.y, stg, nth, t, tpr, nvec);
+    if (ST) {
+        const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+        rmsi_bwd_stage<T, NV>(p, r0, stg, nth, t, tpr, nvec);
+        rmsi_bwd_stage_dres<T, NV>(p, r0, stg, nth, t, tpr, nvec);
+    }
     if (PF) {
         const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
         const bool l0 = r0 < p.rows;
@@ -190,7 +213,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
         const int64_t r = live ? row : 0;
         uint4 xn[NV], gn[NV];
         if (ST) {
-            rmsi_cp_async_wait_all();
+            rmsi_cp_async_wait_but1(); /* x, dy of this row; its dres may still be in flight */
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const bool on = live && t + k * tpr < nvec;
@@ -246,8 +269,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
         /* after the reduction's barrier: every thread's reads of the staged
          * row precede the copies that overwrite it */
-        if (ST)
+        if (ST) {
             rmsi_bwd_stage<T, NV>(p, row + step, stg, nth, t, tpr, nvec);
+            rmsi_cp_async_wait_but1(); /* this row's dres, queued before the next row's x, dy */
+        }
 
         uint4 *dxr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.dx, r, p.dx_ld));
         const uint4 *drr = p.dres ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dres, r, p.dres_ld)) : nullptr;
@@ -262,7 +287,9 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             else
                 rmsi_bwd_wvec<T, W>(p, i, wf);
             uint4 dr = make_uint4(0u, 0u, 0u, 0u);
-            if (drr)
+            if (drr && ST)
+                dr = stg[(2 * NV + k) * nth];
+            else if (drr)
                 dr = (p.cache & RMSI_CACHE_LD) ? rmsi_ld_stream(drr + i) : drr[i];
             float n[VEC], dm[VEC];
 #pragma unroll
@@ -299,6 +326,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
                 }
             }
         }
+        /* this thread read its dres slot above (the values are stored in
+         * dx): the next row's residual gradient may overwrite it */
+        if (ST)
+            rmsi_bwd_stage_dres<T, NV>(p, row + step, stg, nth, t, tpr, nvec);
         if (PF) {
 #pragma unroll
             for (int k = 0; k < NV; k++) {
@@ -468,11 +499,11 @@ rmsi_bwd_kernel rmsi_bwd_kernel_for(int dtype, int wdtype, const rmsi_config *c)
 /* Dynamic shared memory of a config: rmsi_bwd_reg's accumulators, always
  * reserved (also without dw) so that the occupancy, hence the persistent grid
  * and the partial count, depend on the shape alone. */
-size_t rmsi_backward_smem(int dtype, const rmsi_config *c)
+size_t rmsi_backward_smem(int dtype, const rmsi_config *c, int dres)
 {
     if (c->path == RMSI_PATH_MULTI)
         return 0;
-    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, dtype == RMSI_T_F32 ? 4 : 2, RMSI_BWD_WSM, c->stage);
+    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, dtype == RMSI_T_F32 ? 4 : 2, RMSI_BWD_WSM, c->stage, dres);
 }
 
 /* Above the 48 KB every launch gets, a kernel must opt in (once per
@@ -491,7 +522,7 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = rmsi_cache_bits(c->cache);
-    const size_t smem = rmsi_backward_smem(dtype, c);
+    const size_t smem = rmsi_backward_smem(dtype, c, p->dres != nullptr);
     if (rmsi_bwd_optin(k, smem) != 0)
         return -1;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
@@ -509,12 +540,12 @@ int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t col
     return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
 }
 
-int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas)
+int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
     int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
-    const size_t smem = rmsi_backward_smem(dtype, c);
+    const size_t smem = rmsi_backward_smem(dtype, c, dres);
     if (!k || rmsi_bwd_optin(k, smem) != 0)
         return -1;
     return rmsi_occupancy(ctas, k, threads, smem) == RMSI_SUCCESS ? 0 : -1;

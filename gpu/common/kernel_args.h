@@ -99,18 +99,20 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
 int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream);
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas);
-int rmsi_backward_occupancy(int dtype, int wdtype, const rmsi_config *c, int *ctas);
-/* Dynamic shared memory the backward of a config launches with (bytes). */
-size_t rmsi_backward_smem(int dtype, const rmsi_config *c);
+int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas);
+/* Dynamic shared memory the backward of a config launches with (bytes);
+ * dres: a residual gradient is added (the staged kernel stages it too). */
+size_t rmsi_backward_smem(int dtype, const rmsi_config *c, int dres);
 /* rmsi_bwd_reg's shared memory: each row group's dw accumulators and, where
  * the vendor stages it (wsm = RMSI_BWD_WSM, gpu/common/vendor.h), the CTA's
  * fp32 weff row, read by every row group; VEC = 16 / esz floats a vector;
- * with stage = 1 the next row's x and dy vectors.
+ * with stage = 1 the next row's x and dy vectors and the residual gradient.
  * One formula for the kernel and both ladders. */
-static inline size_t rmsi_bwd_reg_smem(int64_t tpr, int64_t rpc, int64_t nv, int64_t esz, int wsm, int stage)
+static inline size_t rmsi_bwd_reg_smem(int64_t tpr, int64_t rpc, int64_t nv, int64_t esz, int wsm, int stage,
+                                       int dres)
 {
     return (size_t)(tpr * nv * (16 / esz) * (rpc + (wsm ? 1 : 0))) * sizeof(float) +
-           (size_t)(stage * tpr * rpc * nv * 2 * 16); /* x and dy of the staged row */
+           (size_t)(stage * tpr * rpc * nv * (dres ? 3 : 2) * 16); /* x, dy [, dres] of the staged row */
 }
 /* Bandwidth probes: kind 0 copy, 1 write, 2 dst = a + b; nt = streaming stores. */
 int rmsi_launch_probe(int kind, int nt, void *dst, const void *a, const void *b, size_t bytes,

@@ -65,6 +65,7 @@ __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
 __device__ __forceinline__ void rmsi_cp_async16(uint4 *smem, const uint4 *g) { *smem = *g; }
 __device__ __forceinline__ void rmsi_cp_async_commit() {}
 __device__ __forceinline__ void rmsi_cp_async_wait_all() {}
+__device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
 /* No OCP fp8 conversion instruction is assumed on gfx942: the portable
  * encoder in device_math.h is used for every format. */
 #define RMSI_HAVE_HW_FP8 0
@@ -112,7 +113,7 @@ __device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { __stcs(p, v)
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return __ldg(p); }
 /* cp.async.cg (sm_80+): a 16-byte global -> shared copy that completes in the
  * background (L2 only, as the row is read once); commit closes a group,
- * wait_all waits for this thread's groups. */
+ * wait_all waits for this thread's groups, wait_but1 for all but the newest. */
 __device__ __forceinline__ void rmsi_cp_async16(uint4 *smem, const uint4 *g)
 {
     const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -120,6 +121,7 @@ __device__ __forceinline__ void rmsi_cp_async16(uint4 *smem, const uint4 *g)
 }
 __device__ __forceinline__ void rmsi_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void rmsi_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void rmsi_cp_async_wait_but1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 /* cvt.rn.{bf16x2,f16x2}.f32 (sm_80+): two fp32 values rounded to nearest
  * even into one word (lo in the low half), one instruction where the exact
  * software rounding takes about seven per element. Finite values and

@@ -57,6 +57,7 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     s->quant = RMSI_Q_NONE;
     s->sms = rmsi_cuda_sms();
     s->res = 0;
+    s->smem = rmsi_cuda_smem_optin();
     return s->sms > 0 ? 0 : -1;
 }
 

@@ -7,6 +7,8 @@
 
 /* SM count of the current device (cached per ordinal); 0 on failure. */
 int rmsi_cuda_sms(void);
+/* The largest dynamic shared memory a CTA may opt into (bytes; 0 unknown). */
+int rmsi_cuda_smem_optin(void);
 
 /* The stream an op runs on: the caller's, or, when the caller passed NULL
  * inside time_region's graph capture, the capture stream (the legacy default

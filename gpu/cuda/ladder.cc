@@ -73,11 +73,15 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
     return (a + b - 1) / b;
 }
 
-/* The backward keeps its weff row and dw accumulators in shared memory
- * (rmsi_bwd_reg_smem); above 48 KB the launcher opts in. 96 KB fits every
- * target's opt-in limit (99 KB on sm_86/89, 163 KB sm_80, 227 KB sm_90/100)
- * and covers every register config of rows up to 1024 vectors. */
-#define RMSI_BWD_SMEM_MAX (96 * 1024)
+/* The backward keeps its weff row, dw accumulators and staged row in shared
+ * memory (rmsi_bwd_reg_smem); above 48 KB the launcher opts in, up to the
+ * device's limit (rmsi_shape.smem: 227 KB sm_90/100, 163 KB sm_80, 99 KB
+ * sm_86/89; 48 KB when unknown). A staged row that does not fit is not
+ * staged (rmsi_stage_for). */
+static size_t rmsi_smem_cap(const rmsi_shape *s)
+{
+    return s->smem > 48 * 1024 ? (size_t)s->smem : 48 * 1024;
+}
 
 static int64_t rmsi_nvec(const rmsi_shape *s)
 {
@@ -112,9 +116,12 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
  * thread: first or within 0.2% of first at all ten shapes searched in
  * session 4 (S4-3, S4-4; 10-29% faster at 4 vectors, up to 7% at 2). One
  * vector a thread (narrow rows) keeps the register prefetch. */
+static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c);
 static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
 {
-    return s->op != RMSI_OP_FWD && c->path == RMSI_PATH_REG && c->nv >= 2;
+    rmsi_config st = *c;
+    st.stage = 1;
+    return s->op != RMSI_OP_FWD && c->path == RMSI_PATH_REG && c->nv >= 2 && rmsi_bwd_smem(s, &st) <= rmsi_smem_cap(s);
 }
 
 int64_t rmsi_bwd_partial_cap(int64_t rows, int sms)
@@ -145,7 +152,7 @@ static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
 
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
 {
-    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 1, c->stage); /* CUDA stages weff */
+    return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 1, c->stage, s->res); /* CUDA stages weff */
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
@@ -201,6 +208,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.nv = rmsi_nv_for(s, c.tpr);
     c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
+    if (c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
+        c.rpc = 1; /* two staged rows a CTA do not fit this device */
+    if (!fwd && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s)) {
+        /* weights and accumulators alone exceed this device's (or an
+         * unknown device's 48 KB) shared memory: one CTA a row in global memory */
+        c.path = RMSI_PATH_MULTI;
+        c.tpr = nvec > 512 ? 512 : 256;
+        c.rpc = 1;
+        c.nv = 0;
+        c.cps = 0;
+        c.cache = 0;
+        c.stage = 0;
+    }
     *out = c;
 }
 
@@ -230,7 +250,7 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
         return 0;
     if (s->op == RMSI_OP_FWD && s->quant == RMSI_Q_BLOCK && c->tpr < 128 / (16 / s->esz))
         return 0;
-    if (s->op != RMSI_OP_FWD && rmsi_bwd_smem(s, c) > RMSI_BWD_SMEM_MAX)
+    if (s->op != RMSI_OP_FWD && rmsi_bwd_smem(s, c) > rmsi_smem_cap(s))
         return 0;
     return 1;
 }

@@ -13,7 +13,8 @@ typedef struct rmsi_shape {
     int vec_ok;      /* every pointer and stride allows 16-byte vectors and VEC | cols */
     int quant;       /* RMSI_Q_* (forward) */
     int sms;
-    int res;         /* forward: a residual is fused */
+    int res;         /* forward: a residual is fused; backward: a residual gradient is added */
+    int smem;        /* the device's opt-in shared memory per CTA, bytes (0: unknown, 48 KB assumed) */
 } rmsi_shape;
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out);

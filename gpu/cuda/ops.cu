@@ -23,7 +23,7 @@ static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int
     if (s->op == RMSI_OP_FWD) {
         if (c->cps == 0 && rmsi_forward_occupancy(dtype, wdtype, s->quant, s->res, c, &occ) != 0)
             return -2;
-    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, c, &occ) != 0) {
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, s->res, c, &occ) != 0) {
         return -2;
     }
     *grid = rmsi_config_grid(s, c, occ);
@@ -43,7 +43,8 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     if (rows == 0)
         return RMSNORM_OK;
     rmsi_fwd_params_of(a, &p, &vec_ok);
-    rmsi_shape s = {RMSI_OP_FWD, rows, cols, (int)esz, vec_ok, p.quant, rmsi_cuda_sms(), p.res != nullptr};
+    rmsi_shape s = {RMSI_OP_FWD, rows, cols, (int)esz, vec_ok, p.quant, rmsi_cuda_sms(), p.res != nullptr,
+                    rmsi_cuda_smem_optin()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
@@ -74,7 +75,8 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
         return RMSNORM_OK;
     }
     rmsi_bwd_params_of(a, &p, &vec_ok);
-    rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), 0};
+    rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), p.dres != nullptr,
+                    rmsi_cuda_smem_optin()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);

@@ -10,6 +10,7 @@
 #define RMSI_MAX_DEVICES 64
 
 static int rmsi_sm_cache[RMSI_MAX_DEVICES];
+static int rmsi_smem_cache[RMSI_MAX_DEVICES];
 
 static rmsnorm_status rmsi_cuda_err(cudaError_t e)
 {
@@ -19,23 +20,34 @@ static rmsnorm_status rmsi_cuda_err(cudaError_t e)
     return RMSNORM_ERR_DEVICE;
 }
 
-int rmsi_cuda_sms(void)
+/* A device attribute of the current device, cached per device (0 on error). */
+static int rmsi_cuda_attr(int *cache, cudaDeviceAttr attr)
 {
-    int dev = 0, sms = 0;
+    int dev = 0, v = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
     /* A benign race: every writer stores the same value for a device. */
-    if (dev >= 0 && dev < RMSI_MAX_DEVICES && __atomic_load_n(&rmsi_sm_cache[dev], __ATOMIC_RELAXED) > 0)
-        return __atomic_load_n(&rmsi_sm_cache[dev], __ATOMIC_RELAXED);
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    if (dev >= 0 && dev < RMSI_MAX_DEVICES && __atomic_load_n(&cache[dev], __ATOMIC_RELAXED) > 0)
+        return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
+    if (cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
     if (dev >= 0 && dev < RMSI_MAX_DEVICES)
-        __atomic_store_n(&rmsi_sm_cache[dev], sms, __ATOMIC_RELAXED);
-    return sms;
+        __atomic_store_n(&cache[dev], v, __ATOMIC_RELAXED);
+    return v;
+}
+
+int rmsi_cuda_sms(void)
+{
+    return rmsi_cuda_attr(rmsi_sm_cache, cudaDevAttrMultiProcessorCount);
+}
+
+int rmsi_cuda_smem_optin(void)
+{
+    return rmsi_cuda_attr(rmsi_smem_cache, cudaDevAttrMaxSharedMemoryPerBlockOptin);
 }
 
 static thread_local void *rmsi_capture_stream = nullptr;

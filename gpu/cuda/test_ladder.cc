@@ -1,7 +1,8 @@
 /*
  * cuda-check's host test of the CUDA ladder (no GPU, no CUDA runtime): over a
- * grid of shapes, dtypes, quant modes, residual or not and three SM counts
- * (H100/H200 132, A100 108, B200 148), the ladder's own choice must be a
+ * grid of shapes, dtypes, quant modes, residual (gradient) or not and three
+ * SM counts with their shared memory (H100/H200 132, A100 108, B200 148; and
+ * an unknown limit), the ladder's own choice must be a
  * config the kernels accept (an invalid one makes the op fail with
  * RMSNORM_ERR_UNSUPPORTED on a shape no GPU test happened to cover), every
  * enumerated config must be accepted and must round-trip through its text
@@ -55,11 +56,13 @@ int main()
 {
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
     static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
-    static const int sms[] = {132, 108, 148};
+    /* SM counts with their opt-in shared memory per CTA (0: unknown) */
+    static const int sms[] = {132, 108, 148, 132};
+    static const int smem[] = {232448, 166912, 232448, 0};
     static const int esz[] = {2, 4};
     static const int quant[] = {RMSI_Q_NONE, RMSI_Q_TENSOR, RMSI_Q_TOKEN, RMSI_Q_BLOCK};
     long shapes = 0, configs = 0;
-    for (int sm : sms)
+    for (int k = 0; k < 4; k++)
         for (int e : esz)
             for (int op = 0; op < 2; op++)
                 for (int64_t r : rows)
@@ -67,7 +70,7 @@ int main()
                         for (int vok = 0; vok < 2; vok++)
                             for (int q : quant)
                                 for (int res = 0; res < 2; res++) {
-                                    if (op == RMSI_OP_BWD && (q != RMSI_Q_NONE || res))
+                                    if (op == RMSI_OP_BWD && q != RMSI_Q_NONE)
                                         continue;
                                     if (q == RMSI_Q_BLOCK && c % 128 != 0)
                                         continue;
@@ -78,7 +81,8 @@ int main()
                                     s.esz = e;
                                     s.vec_ok = vok && c % (16 / e) == 0;
                                     s.quant = q;
-                                    s.sms = sm;
+                                    s.sms = sms[k];
+                                    s.smem = smem[k];
                                     s.res = res;
                                     check_shape(s, &configs);
                                     shapes++;

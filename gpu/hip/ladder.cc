@@ -192,7 +192,7 @@ int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
      * weff: 8192 bf16 columns would need the whole 64 KB for the two rows),
      * with a float a thread of slack for the static reduction scratch */
     if (s->op != RMSI_HIP_FWD &&
-        rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 0, 0) + (size_t)c->tpr * c->rpc * 4 > RMSI_HIP_LDS_MAX)
+        rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 0, 0, 0) + (size_t)c->tpr * c->rpc * 4 > RMSI_HIP_LDS_MAX)
         return 0;
     return 1;
 }

@@ -28,7 +28,7 @@ static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, rmsi_config *c,
     if (s->op == RMSI_HIP_FWD) {
         if (c->cps == 0 && c->path == RMSI_PATH_MULTI && rmsi_forward_occupancy(dtype, wdtype, s->quant, 0, c, &occ) != 0)
             return -2;
-    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, c, &occ) != 0) {
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, 0, c, &occ) != 0) {
         return -2;
     }
     *grid = rmsi_hip_grid(s, c, occ);
