@@ -308,12 +308,13 @@ __device__ __forceinline__ uint32_t rmsi_fp8_encode(float v, int fmt)
     return rmsi_fp8_soft(v, fmt);
 }
 
-/* ref/formats.h rmsi_dynamic_scale, same operations in the same order. */
-__device__ __forceinline__ float rmsi_d_dynamic_scale(float amax, float ub, float fmax, int pow2)
+/* ref/formats.h rmsi_dynamic_scale, same operations in the same order. lo is
+ * its 1 / (fmax * 512), which depends on the format only: the host computes
+ * it once (rmsi_fwd_params.s_min) instead of every call dividing again. */
+__device__ __forceinline__ float rmsi_d_dynamic_scale(float amax, float ub, float fmax, float lo, int pow2)
 {
     float a = (ub > 0.0f && amax > ub) ? ub : amax;
     float s = __fdiv_rn(a, fmax);
-    float lo = __fdiv_rn(1.0f, fmax * 512.0f);
     if (!(s >= lo))
         s = lo;
     if (pow2 && isfinite(s)) {
@@ -330,22 +331,97 @@ __device__ __forceinline__ float rmsi_d_rstd(float ss, int64_t cols, float eps)
     return __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(__fdiv_rn(ss, (float)cols), eps)));
 }
 
-/* Store N fp8 codes (N == 8: one 8-byte store, N == 4: one 4-byte store). */
+/* Store N fp8 codes packed little-endian in words (element 4k + j in byte j
+ * of w[k]): N == 8 one 8-byte store, N == 4 one 4-byte store, else bytes. */
 template <int N>
-__device__ __forceinline__ void rmsi_store_codes(uint8_t *p, const uint32_t *c)
+__device__ __forceinline__ void rmsi_store_codes(uint8_t *p, const uint32_t *w)
 {
-    if (N == 8) {
-        uint2 u;
-        u.x = c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24);
-        u.y = c[4] | (c[5] << 8) | (c[6] << 16) | (c[7] << 24);
-        *reinterpret_cast<uint2 *>(p) = u;
-    } else if (N == 4) {
-        *reinterpret_cast<uint32_t *>(p) = c[0] | (c[1] << 8) | (c[2] << 16) | (c[3] << 24);
+    if constexpr (N == 8) {
+        *reinterpret_cast<uint2 *>(p) = make_uint2(w[0], w[1]);
+    } else if constexpr (N == 4) {
+        *reinterpret_cast<uint32_t *>(p) = w[0];
     } else {
 #pragma unroll
         for (int e = 0; e < N; e++)
-            p[e] = (uint8_t)c[e];
+            p[e] = (uint8_t)(w[e / 4] >> (8 * (e % 4)));
     }
+}
+
+#if RMSI_HAVE_HW_FP8X4
+/* The codes of N (a multiple of 4) values q of an OCP format (E4M3 or E5M2)
+ * in pairs, false (w unset) when q holds a NaN: as rmsi_pack16, a NaN makes
+ * the vector's sum NaN (inf - inf sends a NaN-free vector to the exact path
+ * too, merely slower), and the exact path keeps the NaN's sign. */
+template <int N>
+__device__ __forceinline__ bool rmsi_fp8_hw_pack(const float *q, int fmt, uint32_t *w)
+{
+    float probe = (q[0] + q[1]) + (q[2] + q[3]);
+#pragma unroll
+    for (int e = 4; e < N; e += 4)
+        probe += (q[e] + q[e + 1]) + (q[e + 2] + q[e + 3]);
+    if (probe != probe)
+        return false;
+    if (fmt == RMSI_FP8_E5M2) {
+#pragma unroll
+        for (int j = 0; j < N / 4; j++)
+            w[j] = rmsi_hw_fp8x4<true>(q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < N / 4; j++)
+            w[j] = rmsi_hw_fp8x4<false>(q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]);
+    }
+    return true;
+}
+#endif
+
+/* fp8 codes of v / s for N consecutive elements, stored at dst; recip: of
+ * v * (1 / s) instead (the dynamic scales of rmsi_fwd_reg, see there).
+ * With the pair conversions the division mode and the format are decided
+ * once a vector and the element loops have no branch: from the block amax
+ * shuffles to the code store, rmsi_fwd_reg<bf16, bf16, NV, Q, R> ran 187
+ * (NV = 2) / 181 (NV = 4) SASS instructions a vector with the per-element
+ * path (a BSSY/BSYNC chain each), 87 / 86 with this one. The per-element path
+ * stays for NaN vectors, FNUZ, sm_80 and HIP; there each quotient is encoded
+ * as soon as it is made (holding all N cost gfx942 a wave of occupancy in the
+ * NV = 2 kernels, docs/perf/amd-isa.md). */
+template <int N>
+__device__ __forceinline__ void rmsi_fp8_quant(const float *v, float s, bool recip, int fmt, uint8_t *dst)
+{
+    const float inv = recip ? __fdiv_rn(1.0f, s) : 0.0f;
+    uint32_t w[(N + 3) / 4];
+#if RMSI_HAVE_HW_FP8X4
+    if constexpr (N % 4 == 0) {
+        if (fmt != RMSI_FP8_E4M3FNUZ) {
+            float q[N];
+            if (recip) {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    q[e] = v[e] * inv;
+            } else {
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    q[e] = __fdiv_rn(v[e], s);
+            }
+            if (!rmsi_fp8_hw_pack<N>(q, fmt, w)) {
+#pragma unroll
+                for (int j = 0; j < N / 4; j++)
+                    w[j] = 0u;
+#pragma unroll
+                for (int e = 0; e < N; e++)
+                    w[e / 4] |= rmsi_fp8_encode(q[e], fmt) << (8 * (e % 4));
+            }
+            rmsi_store_codes<N>(dst, w);
+            return;
+        }
+    }
+#endif
+#pragma unroll
+    for (int j = 0; j < (N + 3) / 4; j++)
+        w[j] = 0u;
+#pragma unroll
+    for (int e = 0; e < N; e++)
+        w[e / 4] |= rmsi_fp8_encode(recip ? v[e] * inv : __fdiv_rn(v[e], s), fmt) << (8 * (e % 4));
+    rmsi_store_codes<N>(dst, w);
 }
 
 #endif /* RMSNORM_GPU_DEVICE_MATH_H */

@@ -194,7 +194,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
                     amax = fmaxf(amax, fabsf(v[e]));
             }
             amax = rmsi_row_reduce(amax, red, rmsi_op_max());
-            s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
+            s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.s_min, p.pow2);
             if (live && t == 0)
                 p.scale[row] = s_row;
         }
@@ -220,24 +220,18 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
                     for (int e = 0; e < VEC; e++)
                         amax = fmaxf(amax, fabsf(v[e]));
                     amax = rmsi_warp_reduce(amax, L, rmsi_op_max());
-                    s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
+                    s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.s_min, p.pow2);
                     if (on && (t % L) == 0)
                         p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
                 }
-                if (on) {
-                    /* A dynamic scale is >= 1 / (fmax * 512): its reciprocal
-                     * is finite, and v * (1 / s) is within an fp32 ulp of
-                     * v / s, so the code is within the one-code bound of
-                     * docs/numerics.md (exact for power-of-two scales). A
-                     * static scale may be tiny: divided, as the reference. */
-                    const bool dyn = p.quant != RMSI_Q_TENSOR;
-                    const float inv = dyn ? __fdiv_rn(1.0f, s) : 0.0f;
-                    uint32_t c[VEC];
-#pragma unroll
-                    for (int e = 0; e < VEC; e++)
-                        c[e] = rmsi_fp8_encode(dyn ? v[e] * inv : __fdiv_rn(v[e], s), p.fp8);
-                    rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC, c);
-                }
+                /* A dynamic scale is >= 1 / (fmax * 512): its reciprocal is
+                 * finite, and v * (1 / s) is within an fp32 ulp of v / s, so
+                 * the code is within the one-code bound of docs/numerics.md
+                 * (exact for power-of-two scales). A static scale may be
+                 * tiny: divided, as the reference. */
+                if (on)
+                    rmsi_fp8_quant<VEC>(v, s, p.quant != RMSI_Q_TENSOR, p.fp8,
+                                        rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC);
             }
         }
     }
@@ -331,7 +325,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
                     amax = fmaxf(amax, fabsf(v[m]));
                 }
                 amax = rmsi_warp_reduce(amax, RMSI_WARP, rmsi_op_max());
-                const float s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.pow2);
+                const float s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.s_min, p.pow2);
                 if (lane == 0)
                     p.scale[b * p.scale_ld + row] = s;
 #pragma unroll
@@ -358,7 +352,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
                     amax = fmaxf(amax, fabsf(v[e]));
             }
             amax = rmsi_row_reduce(amax, red, rmsi_op_max());
-            s = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.pow2);
+            s = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.s_min, p.pow2);
             if (t == 0)
                 p.scale[row] = s;
         }
@@ -368,13 +362,8 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
             rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
             if (p.y)
                 rmsi_vec<T, VEC>::store(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC, v);
-            if (p.quant != RMSI_Q_NONE) {
-                uint32_t c[VEC];
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    c[e] = rmsi_fp8_encode(__fdiv_rn(v[e], s), p.fp8);
-                rmsi_store_codes<VEC>(rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC, c);
-            }
+            if (p.quant != RMSI_Q_NONE)
+                rmsi_fp8_quant<VEC>(v, s, false, p.fp8, rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC);
         }
         /* The next row's first-pass h stores must not overtake this row's reads
          * of the shared-memory reduction slots: row_reduce ends with a barrier. */

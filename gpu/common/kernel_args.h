@@ -31,6 +31,7 @@ struct rmsi_fwd_params {
     int64_t x_ld, res_ld, h_ld, y_ld, q_ld;
     int64_t scale_ld;  /* round_up(rows, 4): the column-major block-scale leading dimension */
     float w_off, eps, scale_ub, fmax;
+    float s_min;       /* 1 / (fmax * 512): the dynamic scale's floor (ref/formats.h rmsi_dynamic_scale) */
     int llama, pow2, quant, fp8;
     int cache;         /* RMSI_CACHE_* bits of rmsi_config.cache, set by the launcher */
 };

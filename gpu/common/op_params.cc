@@ -58,6 +58,7 @@ void rmsi_fwd_params_of(const rmsnorm_forward_args *a, rmsi_fwd_params *p, int *
         p->scale = a->scale;
         p->scale_ub = a->scale_ub;
         p->fp8 = rmsi_fp8_kind(a->q.dtype, &p->fmax);
+        p->s_min = 1.0f / (p->fmax * 512.0f); /* the same two IEEE operations as ref/formats.h */
         p->scale_ld = (rows + 3) / 4 * 4;
     }
     *vec_ok = cols % vec == 0 && rmsi_ok(p->x, p->x_ld, esz, 16) && rmsi_ok(p->res, p->res_ld, esz, 16) &&

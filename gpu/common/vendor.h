@@ -69,6 +69,7 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
 /* No OCP fp8 conversion instruction is assumed on gfx942: the portable
  * encoder in device_math.h is used for every format. */
 #define RMSI_HAVE_HW_FP8 0
+#define RMSI_HAVE_HW_FP8X4 0
 /* Pairs of 16-bit values are rounded in software (device_math.h). */
 #define RMSI_HAVE_HW_PACK2 0
 /* The backward reads weff from registers (no shared-memory row): see
@@ -156,6 +157,31 @@ __device__ __forceinline__ uint8_t rmsi_hw_fp8_e5m2(float v)
 {
     return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E5M2);
 }
+/* Four values into one word of codes, a in the low byte: two pair
+ * conversions (one F2FP each: the instruction the single conversions above
+ * issue with 0.0f as the second operand, so each byte is what they give) put
+ * straight into the word's halves. NaN as above: the caller keeps NaN out.
+ * Below sm_89 the header emulates the conversion in software, one element at
+ * a time, so pairing gains nothing there and the per-element path stays. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+#define RMSI_HAVE_HW_FP8X4 0
+#else
+#define RMSI_HAVE_HW_FP8X4 1
+template <bool E5M2>
+__device__ __forceinline__ uint32_t rmsi_hw_fp8x4(float a, float b, float c, float d)
+{
+    uint32_t w;
+    if constexpr (E5M2)
+        asm("{.reg .b16 lo, hi;\n\tcvt.rn.satfinite.e5m2x2.f32 lo, %2, %1;\n\t"
+            "cvt.rn.satfinite.e5m2x2.f32 hi, %4, %3;\n\tmov.b32 %0, {lo, hi};}"
+            : "=r"(w) : "f"(a), "f"(b), "f"(c), "f"(d));
+    else
+        asm("{.reg .b16 lo, hi;\n\tcvt.rn.satfinite.e4m3x2.f32 lo, %2, %1;\n\t"
+            "cvt.rn.satfinite.e4m3x2.f32 hi, %4, %3;\n\tmov.b32 %0, {lo, hi};}"
+            : "=r"(w) : "f"(a), "f"(b), "f"(c), "f"(d));
+    return w;
+}
+#endif
 #endif
 
 /* A 16-byte store, streaming (evict first / nontemporal) when asked. */
