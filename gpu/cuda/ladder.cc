@@ -80,7 +80,8 @@ static int64_t rmsi_cdiv(int64_t a, int64_t b)
  * staged (rmsi_stage_for). */
 static size_t rmsi_smem_cap(const rmsi_shape *s)
 {
-    return s->smem > 48 * 1024 ? (size_t)s->smem : 48 * 1024;
+    /* the limit covers static memory too: 1 KB for the reduction scratch */
+    return s->smem > 48 * 1024 ? (size_t)s->smem - 1024 : 47 * 1024;
 }
 
 static int64_t rmsi_nvec(const rmsi_shape *s)
