@@ -39,7 +39,9 @@
  *     of 2 * SMs left 2 CTAs an SM: 4096x4096 bf16 46.3 -> 38.9 us with 4
  *     * SMs, session 3), at least a warp per row and 128 threads per CTA
  *     (2048 bf16 columns: 2 rows of 64 threads, 2-6% faster than 1): >= 64
- *     rows per SM -> 4 vectors per thread, as many CTAs as fit (cps = 0), no
+ *     rows per SM -> 4 vectors per thread (rows narrower than 512 vectors
+ *     only where the partial cap gives 8 partials an SM), as many CTAs as
+ *     fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
  *     the same for fewer rows wider than 512 vectors; fewer rows of at most
@@ -188,7 +190,11 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2;
             c.cache = 0;
         }
-    } else if (s->rows >= 64LL * s->sms || nvec > 512) {
+    } else if ((s->rows >= 64LL * s->sms && (nvec >= 512 || s->rows / 32 >= 8LL * s->sms)) || nvec > 512) {
+        /* many rows: 4 vectors where the partial cap still leaves >= 128
+         * threads a row group or >= 8 partials an SM (S4-8: 16384x2048 bf16
+         * at 64 threads x 4 vectors, 528 partials: 77.4 us, 128 x 2: 65.2;
+         * 65536x2048, 2048 partials: 4 vectors best, S4-3) */
         /* wide rows at any count: 2 vectors would mean CTAs of 320-512
          * threads at 80 registers, one an SM (S3-10: 4096x8192 99.3 -> 67.6
          * us, 2048x8192 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4); the next
