@@ -11,9 +11,12 @@
  * the same bits every run.
  *
  * rmsi_bwd_reg: one row per row group in registers (see forward.cu for the
- *   layout), with the next row's x and dy loads issued before the current row
- *   is reduced: a persistent CTA otherwise idles on the load latency of every
- *   row, since fewer CTAs fit (the dw accumulators cost VEC floats per vector).
+ *   layout), with the next row on its way while the current one is
+ *   computed: a persistent CTA otherwise idles on the load latency of every
+ *   row, since fewer CTAs fit (the dw accumulators cost VEC floats per
+ *   vector). ST (config stage = 1): the next row's x and dy, and the
+ *   residual gradient, are copied into shared memory by cp.async; otherwise,
+ *   at NV <= 2, the next row is loaded into registers.
  *   Per row: one fused reduction of (sum h^2, sum g*h), rstd from it or from
  *   the saved rstd, then dx and dw += dy * n.
  * rmsi_bwd_multi: one CTA per row, two passes over global memory, any width,
