@@ -30,4 +30,21 @@ void rmst_buf_download(rmst_buf *b);
  * allocation. */
 size_t rmst_view_bytes(int64_t rows, int64_t cols, int64_t stride, size_t esize);
 
+/* The buffers of one dense backward call: x, dy, dx (rows x cols of t), the
+ * weight (cols of wt), dw (cols fp32) and the workspace the backend asks for.
+ * The caller writes x, dy and w into the host mirrors; rmst_bwd_bufs_args
+ * poisons dx, dw and the workspace, uploads everything and fills the
+ * matrices, weight, dweight and workspace of a (struct_size set, the rest
+ * zero: eps, rstd, flags are the caller's). */
+typedef struct rmst_bwd_bufs {
+    rmst_buf x, dy, dx, w, dw, ws;
+    int64_t rows, cols;
+    rmsnorm_dtype t, wt;
+} rmst_bwd_bufs;
+
+void rmst_bwd_bufs_init(rmst_bwd_bufs *b, const rmsnorm_backend *be, int64_t rows, int64_t cols, rmsnorm_dtype t,
+                        rmsnorm_dtype wt);
+void rmst_bwd_bufs_args(rmst_bwd_bufs *b, rmsnorm_backward_args *a);
+void rmst_bwd_bufs_free(rmst_bwd_bufs *b);
+
 #endif /* RMST_BUFFERS_H */

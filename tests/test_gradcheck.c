@@ -77,13 +77,12 @@ static void run_problem(const rmst_backend *tb, grad_problem *p, rmst_report *re
     int64_t n = ROWS * p->cols;
     size_t bytes = (size_t)n * sizeof(float);
     size_t wbytes = (size_t)p->cols * sizeof(float);
-    size_t ws_bytes = 0;
     double xd[ROWS * MAX_COLS] = {0}, wd[MAX_COLS] = {0};
     double fd_dx[ROWS * MAX_COLS] = {0}, fd_dw[MAX_COLS] = {0};
     double odx[MAX_COLS] = {0}, og[MAX_COLS] = {0}, on[MAX_COLS] = {0}, odw[MAX_COLS] = {0};
     float dx[ROWS * MAX_COLS] = {0}, dw[MAX_COLS] = {0};
     float xf[ROWS * MAX_COLS] = {0}, wf[MAX_COLS] = {0}, dyf[ROWS * MAX_COLS] = {0};
-    rmst_buf bx, bw, bdy, bdx, bdw, bws;
+    rmst_bwd_bufs b;
     rmsnorm_backward_args a;
     rmst_norm_params np;
 
@@ -99,44 +98,24 @@ static void run_problem(const rmst_backend *tb, grad_problem *p, rmst_report *re
     }
 
     /* the library, through the backend's memory */
-    assert_int_equal(rmsnorm_backward_workspace_size(tb->be, ROWS, p->cols, &ws_bytes), RMSNORM_OK);
-    rmst_buf_init(&bx, tb->be, bytes);
-    rmst_buf_init(&bdy, tb->be, bytes);
-    rmst_buf_init(&bdx, tb->be, bytes);
-    rmst_buf_init(&bw, tb->be, wbytes);
-    rmst_buf_init(&bdw, tb->be, wbytes);
-    rmst_buf_init(&bws, tb->be, ws_bytes);
-    memcpy(bx.host, xf, bytes);
-    memcpy(bdy.host, dyf, bytes);
-    memcpy(bw.host, wf, wbytes);
-    rmst_buf_fill(&bdx, 0xff);
-    rmst_buf_fill(&bdw, 0xff);
-    rmst_buf_fill(&bws, 0xff);
-    rmst_buf_upload(&bx);
-    rmst_buf_upload(&bdy);
-    rmst_buf_upload(&bdx);
-    rmst_buf_upload(&bw);
-    rmst_buf_upload(&bdw);
-    rmst_buf_upload(&bws);
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.dy = (rmsnorm_matrix){bdy.mem, RMSNORM_F32, ROWS, p->cols, p->cols};
-    a.x = (rmsnorm_matrix){bx.mem, RMSNORM_F32, ROWS, p->cols, p->cols};
-    a.dx = (rmsnorm_matrix){bdx.mem, RMSNORM_F32, ROWS, p->cols, p->cols};
-    a.weight = p->weighted ? bw.mem : NULL;
-    a.weight_dtype = RMSNORM_F32;
+    rmst_bwd_bufs_init(&b, tb->be, ROWS, p->cols, RMSNORM_F32, RMSNORM_F32);
+    memcpy(b.x.host, xf, bytes);
+    memcpy(b.dy.host, dyf, bytes);
+    memcpy(b.w.host, wf, wbytes);
+    rmst_bwd_bufs_args(&b, &a);
     a.weight_offset = (float)p->offset;
     a.eps = (float)p->eps;
-    if (p->weighted) {
-        a.dweight = (float *)bdw.mem;
-        a.workspace = bws.mem;
-        a.workspace_bytes = ws_bytes;
+    if (!p->weighted) { /* no weight, no dw */
+        a.weight = NULL;
+        a.dweight = NULL;
+        a.workspace = NULL;
+        a.workspace_bytes = 0;
     }
     assert_int_equal(rmsnorm_backward(tb->be, &a, NULL), RMSNORM_OK);
-    rmst_buf_download(&bdx);
-    rmst_buf_download(&bdw);
-    memcpy(dx, bdx.host, bytes);
-    memcpy(dw, bdw.host, wbytes);
+    rmst_buf_download(&b.dx);
+    rmst_buf_download(&b.dw);
+    memcpy(dx, b.dx.host, bytes);
+    memcpy(dw, b.dw.host, wbytes);
 
     /* central differences; eps as the library saw it (fp32) */
     p->eps = (double)(float)p->eps;
@@ -178,12 +157,7 @@ static void run_problem(const rmst_backend *tb, grad_problem *p, rmst_report *re
                                     FD_TOL * (sqrt(norm) + fabs(fd_dw[j])));
         (void)rmst_expect_l2(rep, "dw vs differences", dw, fd_dw, p->cols, 1e-5 + FD_TOL);
     }
-    rmst_buf_free(&bx);
-    rmst_buf_free(&bdy);
-    rmst_buf_free(&bdx);
-    rmst_buf_free(&bw);
-    rmst_buf_free(&bdw);
-    rmst_buf_free(&bws);
+    rmst_bwd_bufs_free(&b);
 }
 
 static void gradcheck_f32(void **state)

@@ -65,57 +65,27 @@ static void forward_row(const rmsnorm_backend *be, rmsnorm_dtype t, const float 
 static void backward_rows(const rmsnorm_backend *be, int64_t rows, const float *x, const float *w,
                           const float *dy, int64_t n, float eps, const float *rstd, float *dx, float *dw)
 {
-    size_t bytes = (size_t)(rows * n) * sizeof(float), wbytes = (size_t)n * sizeof(float);
-    size_t ws_bytes = 0;
-    rmst_buf bx, bw, bdy, bdx, bdw, brs, bws;
+    rmst_bwd_bufs b;
+    rmst_buf brs;
     rmsnorm_backward_args a;
-    assert_int_equal(rmsnorm_backward_workspace_size(be, rows, n, &ws_bytes), RMSNORM_OK);
-    rmst_buf_init(&bx, be, bytes);
-    rmst_buf_init(&bw, be, wbytes);
-    rmst_buf_init(&bdy, be, bytes);
-    rmst_buf_init(&bdx, be, bytes);
-    rmst_buf_init(&bdw, be, wbytes);
+    rmst_bwd_bufs_init(&b, be, rows, n, RMSNORM_F32, RMSNORM_F32);
     rmst_buf_init(&brs, be, (size_t)rows * sizeof(float));
-    rmst_buf_init(&bws, be, ws_bytes);
-    memcpy(bx.host, x, bytes);
-    memcpy(bw.host, w, wbytes);
-    memcpy(bdy.host, dy, bytes);
+    memcpy(b.x.host, x, (size_t)(rows * n) * sizeof(float));
+    memcpy(b.dy.host, dy, (size_t)(rows * n) * sizeof(float));
+    memcpy(b.w.host, w, (size_t)n * sizeof(float));
     if (rstd != NULL)
         memcpy(brs.host, rstd, (size_t)rows * sizeof(float));
-    rmst_buf_fill(&bdx, 0xff);
-    rmst_buf_fill(&bdw, 0xff);
-    rmst_buf_fill(&bws, 0xff);
-    rmst_buf_upload(&bx);
-    rmst_buf_upload(&bw);
-    rmst_buf_upload(&bdy);
-    rmst_buf_upload(&bdx);
-    rmst_buf_upload(&bdw);
     rmst_buf_upload(&brs);
-    rmst_buf_upload(&bws);
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.dy = (rmsnorm_matrix){bdy.mem, RMSNORM_F32, rows, n, n};
-    a.x = (rmsnorm_matrix){bx.mem, RMSNORM_F32, rows, n, n};
-    a.dx = (rmsnorm_matrix){bdx.mem, RMSNORM_F32, rows, n, n};
-    a.weight = bw.mem;
-    a.weight_dtype = RMSNORM_F32;
+    rmst_bwd_bufs_args(&b, &a);
     a.rstd = rstd != NULL ? (const float *)brs.mem : NULL;
     a.eps = eps;
-    a.dweight = (float *)bdw.mem;
-    a.workspace = bws.mem;
-    a.workspace_bytes = ws_bytes;
     assert_int_equal(rmsnorm_backward(be, &a, NULL), RMSNORM_OK);
-    rmst_buf_download(&bdx);
-    rmst_buf_download(&bdw);
-    memcpy(dx, bdx.host, bytes);
-    memcpy(dw, bdw.host, wbytes);
-    rmst_buf_free(&bx);
-    rmst_buf_free(&bw);
-    rmst_buf_free(&bdy);
-    rmst_buf_free(&bdx);
-    rmst_buf_free(&bdw);
+    rmst_buf_download(&b.dx);
+    rmst_buf_download(&b.dw);
+    memcpy(dx, b.dx.host, (size_t)(rows * n) * sizeof(float));
+    memcpy(dw, b.dw.host, (size_t)n * sizeof(float));
+    rmst_bwd_bufs_free(&b);
     rmst_buf_free(&brs);
-    rmst_buf_free(&bws);
 }
 
 static void backward_row(const rmsnorm_backend *be, const float *x, const float *w, const float *dy,

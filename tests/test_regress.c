@@ -114,77 +114,48 @@ static void cuda_bwd_smem_48k(void **state)
     enum { R = 4096, C = 4096, CHECKED = 4 };
     const rmst_backend *b = rmst_backend_of(state);
     const size_t n = (size_t)R * C;
-    size_t ws_bytes = 0;
-    rmst_buf bx, bdy, bw, bdx, bdw, bws;
+    rmst_bwd_bufs bb;
+    rmst_buf *bx = &bb.x, *bdy = &bb.dy, *bw = &bb.w, *bdx = &bb.dx;
     rmst_rng rng = {48};
     rmsnorm_backward_args a;
-    assert_int_equal(rmsnorm_backward_workspace_size(b->be, R, C, &ws_bytes), RMSNORM_OK);
-    rmst_buf_init(&bx, b->be, n * 2);
-    rmst_buf_init(&bdy, b->be, n * 2);
-    rmst_buf_init(&bdx, b->be, n * 2);
-    rmst_buf_init(&bw, b->be, (size_t)C * 2);
-    rmst_buf_init(&bdw, b->be, (size_t)C * sizeof(float));
-    rmst_buf_init(&bws, b->be, ws_bytes);
+    rmst_bwd_bufs_init(&bb, b->be, R, C, RMSNORM_BF16, RMSNORM_BF16);
     for (size_t j = 0; j < n; j++) {
-        rmsi_store(bx.host, RMSNORM_BF16, j, (float)rmst_rng_sym(&rng));
-        rmsi_store(bdy.host, RMSNORM_BF16, j, (float)rmst_rng_sym(&rng));
+        rmsi_store(bx->host, RMSNORM_BF16, j, (float)rmst_rng_sym(&rng));
+        rmsi_store(bdy->host, RMSNORM_BF16, j, (float)rmst_rng_sym(&rng));
     }
     for (size_t j = 0; j < C; j++)
-        rmsi_store(bw.host, RMSNORM_BF16, j, 0.5f + 0.5f * (float)(j % 3));
-    rmst_buf_fill(&bdx, 0xff);
-    rmst_buf_fill(&bdw, 0xff);
-    rmst_buf_fill(&bws, 0xff);
-    rmst_buf_upload(&bx);
-    rmst_buf_upload(&bdy);
-    rmst_buf_upload(&bdx);
-    rmst_buf_upload(&bw);
-    rmst_buf_upload(&bdw);
-    rmst_buf_upload(&bws);
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.x = (rmsnorm_matrix){bx.mem, RMSNORM_BF16, R, C, C};
-    a.dy = (rmsnorm_matrix){bdy.mem, RMSNORM_BF16, R, C, C};
-    a.dx = (rmsnorm_matrix){bdx.mem, RMSNORM_BF16, R, C, C};
-    a.weight = bw.mem;
-    a.weight_dtype = RMSNORM_BF16;
+        rmsi_store(bw->host, RMSNORM_BF16, j, 0.5f + 0.5f * (float)(j % 3));
+    rmst_bwd_bufs_args(&bb, &a);
     a.eps = 1e-6f;
-    a.dweight = (float *)bdw.mem;
-    a.workspace = bws.mem;
-    a.workspace_bytes = ws_bytes;
     assert_int_equal(rmsnorm_backward(b->be, &a, NULL), RMSNORM_OK);
-    rmst_buf_download(&bdx);
+    rmst_buf_download(bdx);
     for (size_t r = 0; r < CHECKED; r++) {
         double ss = 0.0, c = 0.0, mabs = 0.0;
         for (size_t j = 0; j < C; j++) {
-            double x = rmsi_load(bx.host, RMSNORM_BF16, r * C + j);
+            double x = rmsi_load(bx->host, RMSNORM_BF16, r * C + j);
             ss += x * x;
         }
         const double rstd = 1.0 / sqrt(ss / C + 1e-6);
         for (size_t j = 0; j < C; j++) {
-            double g = rmsi_load(bdy.host, RMSNORM_BF16, r * C + j) * rmsi_load(bw.host, RMSNORM_BF16, j);
-            double nn = rmsi_load(bx.host, RMSNORM_BF16, r * C + j) * rstd;
+            double g = rmsi_load(bdy->host, RMSNORM_BF16, r * C + j) * rmsi_load(bw->host, RMSNORM_BF16, j);
+            double nn = rmsi_load(bx->host, RMSNORM_BF16, r * C + j) * rstd;
             c += g * nn / C;
             mabs += fabs(g * nn) / C;
         }
         for (size_t j = 0; j < C; j++) {
-            double g = rmsi_load(bdy.host, RMSNORM_BF16, r * C + j) * rmsi_load(bw.host, RMSNORM_BF16, j);
-            double nn = rmsi_load(bx.host, RMSNORM_BF16, r * C + j) * rstd;
+            double g = rmsi_load(bdy->host, RMSNORM_BF16, r * C + j) * rmsi_load(bw->host, RMSNORM_BF16, j);
+            double nn = rmsi_load(bx->host, RMSNORM_BF16, r * C + j) * rstd;
             double o = rstd * (g - nn * c);
             int e2 = 0;
             (void)frexp(fabs(o), &e2);
             double bound = ldexp(1.0, e2 - 8) + 2e-5 * rstd * (fabs(g) + fabs(nn) * mabs);
-            double got = rmsi_load(bdx.host, RMSNORM_BF16, r * C + j);
+            double got = rmsi_load(bdx->host, RMSNORM_BF16, r * C + j);
             if (!(fabs(got - o) <= bound))
                 fail_msg("%s: dx[%zu][%zu] = %a, expected %a (bound %.3g)", rmsnorm_backend_name(b->be), r, j, got,
                          o, bound);
         }
     }
-    rmst_buf_free(&bx);
-    rmst_buf_free(&bdy);
-    rmst_buf_free(&bdx);
-    rmst_buf_free(&bw);
-    rmst_buf_free(&bdw);
-    rmst_buf_free(&bws);
+    rmst_bwd_bufs_free(&bb);
 }
 
 int main(int argc, char **argv)
