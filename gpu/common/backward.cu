@@ -80,19 +80,6 @@ __device__ __forceinline__ void rmsi_bwd_wvec(const rmsi_bwd_params &p, int i, f
     }
 }
 
-/* Dynamic shared memory of rmsi_bwd_reg (rmsi_bwd_reg_smem):
- * - with RMSI_BWD_WSM, the CTA's weff row (w + w_off, or 1) in fp32, filled
- *   once by row group 0: each row reads it twice, and loading, widening and
- *   offsetting the weights from global memory twice a row was about a fifth
- *   of the kernel's instructions (ncu, session 4: the backward was issue
- *   bound, 64% of issue slots at 34 instructions an element). Slot m of
- *   column thread t at m * tpr + t.
- * - each thread's dw accumulators, NV * VEC floats as NV * VEC / 4 float4
- *   slots, slot m of thread j at m * nthreads + j: a warp's 16-byte accesses
- *   are contiguous (no bank conflicts), and a vector's update is two LDS.128
- *   + two STS.128 rather than 8 + 8 scalar accesses (the backward ran at 70%
- *   SM throughput in ncu, docs/perf/h200.md session 3).
- * Offsets are constants times tpr or nthreads. */
 /* Queue the asynchronous copies of row r's x and dy vectors (this thread's:
  * t, t + tpr, ...) into its staging slots, as one group; nothing past the
  * rows or the row (the reader zeroes those). */
@@ -148,6 +135,20 @@ __device__ __forceinline__ void rmsi_bwd_wsm_get(const float4 *wsm, int k, int t
     }
 }
 
+/* Dynamic shared memory of rmsi_bwd_reg (rmsi_bwd_reg_smem):
+ * - with RMSI_BWD_WSM, the CTA's weff row (w + w_off, or 1) in fp32, filled
+ *   once by row group 0: each row reads it twice, and loading, widening and
+ *   offsetting the weights from global memory twice a row was about a fifth
+ *   of the kernel's instructions (ncu, session 4: the backward was issue
+ *   bound, 64% of issue slots at 34 instructions an element). Slot m of
+ *   column thread t at m * tpr + t.
+ * - each thread's dw accumulators, NV * VEC floats as NV * VEC / 4 float4
+ *   slots, slot m of thread j at m * nthreads + j: a warp's 16-byte accesses
+ *   are contiguous (no bank conflicts), and a vector's update is two LDS.128
+ *   + two STS.128 rather than 8 + 8 scalar accesses (the backward ran at 70%
+ *   SM throughput in ncu, docs/perf/h200.md session 3).
+ * - ST: the staged row, x, dy [, dres] (rmsi_bwd_stage*).
+ * Offsets are constants times tpr or nthreads. */
 template <typename T, typename W, int NV, bool ST>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
@@ -191,8 +192,9 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             acc[m * nth] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
 
-    /* NV <= 2: the next row's x and dy are loaded before this row is reduced
-     * (PF): a persistent CTA otherwise idles on every row's load latency.
+    /* NV <= 2 without ST: the next row's x and dy are loaded into registers
+     * before this row is reduced (PF): a persistent CTA otherwise idles on
+     * every row's load latency.
      * 4096x4096 bf16 took 52 us without it and 38.6 us with it (H200,
      * docs/perf/h200.md); NV = 4 has no registers for it. */
     constexpr bool PF = NV <= 2 && !ST;
