@@ -2,7 +2,9 @@
  * config_set / config_describe / config_enumerate and the pin they share with
  * the environment override RMSNORM_HIP_CONFIG (read once, on first use).
  *
- * Syntax: gpu/common/config_text.cc's (path, vec, tpr, rpc, nv, cps) plus two
+ * Syntax: gpu/common/config_text.cc's (path, vec, tpr, rpc, nv, cps; cache
+ * and stage parse there too, and a stage other than 0 is not a valid AMD
+ * config: there is no cp.async row staging on AMD) plus two
  * AMD memory-path keys, lds=N (LDS pipeline depth) and async=0|1 (global ->
  * LDS async copies). They are part of the syntax so that a search names the
  * whole AMD space, and only 0 is accepted until a shared kernel implements
