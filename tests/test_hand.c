@@ -179,7 +179,8 @@ static void hand_zero_row(void **state)
  * > 0, so the sign of n * c is the sign of x. A backend that adds a +0
  * residual gradient, or folds the formula, turns the -0 into +0; the oracle
  * comparisons (tolerances) cannot see it. One row and many (the GPU backends
- * take other paths for few rows), rstd given and recomputed. */
+ * take other paths for few rows), rstd given and recomputed; and the
+ * forward's y of a zero x, in every activation dtype. */
 static void hand_zero_sign(void **state)
 {
     enum { N = 64, ROWS = 512 };
@@ -209,6 +210,17 @@ static void hand_zero_sign(void **state)
                              (long long)rows, given ? "given" : "recomputed", (long long)k, (double)dx[k],
                              want ? "-" : "+", signbit(x[k]) ? "-" : "+", signbit(dy[k]) ? "-" : "+");
             }
+        }
+    }
+    /* the forward keeps a zero x's sign: y = (x * rstd) * w with rstd, w > 0 */
+    static const rmsnorm_dtype ts[3] = {RMSNORM_F32, RMSNORM_F16, RMSNORM_BF16};
+    for (int k = 0; k < 3; k++) {
+        float y[N], rstd;
+        forward_row(tb->be, ts[k], x, w, N, 1e-5f, y, &rstd);
+        for (int64_t j = 0; j < N; j++) {
+            if (x[j] == 0.0f && (y[j] != 0.0f || signbit(y[j]) != signbit(x[j])))
+                fail_msg("%s dtype %d: y[%lld] = %g for x = %s0", tb->name, (int)ts[k], (long long)j, (double)y[j],
+                         signbit(x[j]) ? "-" : "+");
         }
     }
 }
