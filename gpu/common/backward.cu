@@ -122,12 +122,20 @@ __device__ __forceinline__ void rmsi_bwd_stage_dres(const rmsi_bwd_params &p, in
     rmsi_cp_async_commit();
 }
 
-template <int VEC>
-__device__ __forceinline__ void rmsi_bwd_wsm_get(const float4 *wsm, int k, int tpr, float *wf)
+/* weff of this thread's vector k (vector i of the row): the CTA's staged
+ * row where the vendor keeps one (RMSI_BWD_WSM), else the weights. */
+template <typename T, typename W>
+__device__ __forceinline__ void rmsi_bwd_weff_of(const rmsi_bwd_params &p, const float4 *wsm, int k, int i, int tpr,
+                                                 float *wf)
 {
+    constexpr int Q4 = 4 / (int)sizeof(T); /* float4 slots a vector: VEC / 4 */
+    if (!RMSI_BWD_WSM) {
+        rmsi_bwd_wvec<T, W>(p, i, wf);
+        return;
+    }
 #pragma unroll
-    for (int q = 0; q < VEC / 4; q++) {
-        const float4 a = wsm[(k * (VEC / 4) + q) * tpr];
+    for (int q = 0; q < Q4; q++) {
+        const float4 a = wsm[(k * Q4 + q) * tpr];
         wf[4 * q] = a.x;
         wf[4 * q + 1] = a.y;
         wf[4 * q + 2] = a.z;
@@ -263,10 +271,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             if (!(live && i < nvec))
                 continue;
             float wf[VEC];
-            if (RMSI_BWD_WSM)
-                rmsi_bwd_wsm_get<VEC>(wsm, k, tpr, wf);
-            else
-                rmsi_bwd_wvec<T, W>(p, i, wf);
+            rmsi_bwd_weff_of<T, W>(p, wsm, k, i, tpr, wf);
 #pragma unroll
             for (int e = 0; e < VEC; e++)
                 sgn += (rmsi_elem16<T>(ga[k], e) * wf[e]) * (rmsi_elem16<T>(xa[k], e) * rs);
@@ -287,10 +292,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             if (!(live && i < nvec))
                 continue;
             float wf[VEC], d[VEC];
-            if (RMSI_BWD_WSM)
-                rmsi_bwd_wsm_get<VEC>(wsm, k, tpr, wf);
-            else
-                rmsi_bwd_wvec<T, W>(p, i, wf);
+            rmsi_bwd_weff_of<T, W>(p, wsm, k, i, tpr, wf);
             uint4 dr = make_uint4(0u, 0u, 0u, 0u);
             if (drr && ST)
                 dr = stg[(2 * NV + k) * nth];

@@ -191,15 +191,15 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             c.cache = 0;
         }
     } else if ((s->rows >= 64LL * s->sms && (nvec >= 512 || s->rows / 32 >= 8LL * s->sms)) || nvec > 512) {
-        /* many rows: 4 vectors where the partial cap still leaves >= 128
+        /* Many rows: 4 vectors where the partial cap still leaves >= 128
          * threads a row group or >= 8 partials an SM (S4-8: 16384x2048 bf16
          * at 64 threads x 4 vectors, 528 partials: 77.4 us, 128 x 2: 65.2;
-         * 65536x2048, 2048 partials: 4 vectors best, S4-3) */
-        /* wide rows at any count: 2 vectors would mean CTAs of 320-512
-         * threads at 80 registers, one an SM (S3-10: 4096x8192 99.3 -> 67.6
-         * us, 2048x8192 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4); the next
-         * row staged in shared memory (S4-3: 32768x8192 403.6 -> 393.2 us,
-         * 16384x4096 135.9 -> 104.6, 65536x2048 219.3 -> 199.6) */
+         * 65536x2048, 2048 partials: 4 vectors best, S4-3). Wide rows at any
+         * count: 2 vectors would mean CTAs of 320-512 threads at 80
+         * registers, one an SM (S3-10: 4096x8192 99.3 -> 67.6 us, 2048x8192
+         * 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4). Staging the next row
+         * (rmsi_stage_for; S4-3: 32768x8192 403.6 -> 393.2 us, 16384x4096
+         * 135.9 -> 104.6, 65536x2048 219.3 -> 199.6). */
         nv = 4;
         c.cache = 0;
     } else {
