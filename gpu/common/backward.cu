@@ -122,6 +122,21 @@ __device__ __forceinline__ void rmsi_bwd_stage_dres(const rmsi_bwd_params &p, in
     rmsi_cp_async_commit();
 }
 
+/* The Q4 float4 slots of vector k, slot m at base[m * stride] (the shared
+ * memory layouts below), as 4 * Q4 floats. */
+template <int Q4>
+__device__ __forceinline__ void rmsi_slots_get(const float4 *base, int k, int stride, float *v)
+{
+#pragma unroll
+    for (int q = 0; q < Q4; q++) {
+        const float4 a = base[(k * Q4 + q) * stride];
+        v[4 * q] = a.x;
+        v[4 * q + 1] = a.y;
+        v[4 * q + 2] = a.z;
+        v[4 * q + 3] = a.w;
+    }
+}
+
 /* weff of this thread's vector k (vector i of the row): the CTA's staged
  * row where the vendor keeps one (RMSI_BWD_WSM), else the weights. */
 template <typename T, typename W>
@@ -133,14 +148,7 @@ __device__ __forceinline__ void rmsi_bwd_weff_of(const rmsi_bwd_params &p, const
         rmsi_bwd_wvec<T, W>(p, i, wf);
         return;
     }
-#pragma unroll
-    for (int q = 0; q < Q4; q++) {
-        const float4 a = wsm[(k * Q4 + q) * tpr];
-        wf[4 * q] = a.x;
-        wf[4 * q + 1] = a.y;
-        wf[4 * q + 2] = a.z;
-        wf[4 * q + 3] = a.w;
-    }
+    rmsi_slots_get<Q4>(wsm, k, tpr, wf);
 }
 
 /* Dynamic shared memory of rmsi_bwd_reg (rmsi_bwd_reg_smem):
@@ -352,14 +360,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             const int i = t + k * tpr;
             if (i < nvec) {
                 float v[VEC];
-#pragma unroll
-                for (int q = 0; q < Q4; q++) {
-                    const float4 a = acc[(k * Q4 + q) * nth];
-                    v[4 * q] = a.x;
-                    v[4 * q + 1] = a.y;
-                    v[4 * q + 2] = a.z;
-                    v[4 * q + 3] = a.w;
-                }
+                rmsi_slots_get<Q4>(acc, k, nth, v);
                 rmsi_vec<float, VEC>::store(part + (int64_t)i * VEC, v);
             }
         }
