@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Kernels to put under Nsight Compute side by side: librmsnorm's "cuda"
-forward and backward (ladder configs) and torch.compile's generated forward,
+forward and backward (ladder configs), torch.compile's generated forward and
+Liger's forward where its wheel is installed,
 each called a few times on one shape. Run it under ncu, e.g.
 
     ncu --clock-control none -k regex:'rmsi_|triton' --section SpeedOfLight \\
@@ -30,6 +31,7 @@ def main():
     ap.add_argument("--calls", type=int, default=2)
     args = ap.parse_args()
     ours = P.Ours(args.lib)
+    liger = P.optional_peers().get("liger")  # a callable where the wheel is installed
     for shp in filter(None, args.fwd.split(",")):
         rows, cols = (int(v) for v in shp.split("x"))
         x = torch.randn(rows, cols, dtype=torch.bfloat16, device="cuda")
@@ -39,6 +41,8 @@ def main():
         for _ in range(args.calls):
             ours.fwd(a)
             P.compiled(x, w)
+            if callable(liger):
+                liger(x, w)
         torch.cuda.synchronize()
         print("fwd", shp, "max |ours - compiled|", (y.float() - P.compiled(x, w).float()).abs().max().item())
         del x, y, a

@@ -168,6 +168,7 @@ __device__ __forceinline__ void rmsi_bwd_weff_of(const rmsi_bwd_params &p, const
 template <typename T, typename W, int NV, bool ST>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
+    rmsi_pdl_enter();
     constexpr int VEC = 16 / (int)sizeof(T);
     extern __shared__ float4 rmsi_bwd_smem4[]; /* float4: 16-byte aligned */
     __shared__ float red[RMSI_MAX_WARPS];
@@ -370,6 +371,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi_bwd_params p)
 {
+    rmsi_pdl_enter();
     __shared__ float red[2 * RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int nt = (int)blockDim.x;
@@ -457,6 +459,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
 __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
     rmsi_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols)
 {
+    rmsi_pdl_enter();
     __shared__ float sm[RMSI_DW_SLICES][RMSI_DW_COLS + 1];
     const int64_t c = (int64_t)blockIdx.x * RMSI_DW_COLS + threadIdx.x;
     float s = 0.0f;
@@ -527,7 +530,7 @@ static int rmsi_bwd_optin(rmsi_bwd_kernel k, size_t smem)
 }
 
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
-                         int64_t grid, void *stream)
+                         int64_t grid, void *stream, int pdl)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
     rmsi_bwd_params q = *p;
@@ -538,18 +541,21 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
     if (rmsi_bwd_optin(k, smem) != 0)
         return -1;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream>>>(q);
-    return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_launch_k(k, dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream, pdl, q) ==
+                   RMSI_SUCCESS
+               ? 0
+               : -1;
 }
 
-int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream)
+int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream, int pdl)
 {
     const int64_t grid = (cols + RMSI_DW_COLS - 1) / RMSI_DW_COLS;
     if (grid < 1 || grid > 0x7fffffff)
         return -1;
-    rmsi_dw_reduce<<<dim3((unsigned)grid, 1u, 1u), dim3(RMSI_DW_COLS, RMSI_DW_SLICES, 1u), 0,
-                     (rmsi_stream_t)stream>>>(ws, dw, parts, cols);
-    return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_launch_k(rmsi_dw_reduce, dim3((unsigned)grid, 1u, 1u), dim3(RMSI_DW_COLS, RMSI_DW_SLICES, 1u), 0,
+                         (rmsi_stream_t)stream, pdl, ws, dw, parts, cols) == RMSI_SUCCESS
+               ? 0
+               : -1;
 }
 
 int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas)

@@ -104,6 +104,7 @@ template <typename T, typename W, int NV, bool Q, bool R>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
     rmsi_fwd_reg(const rmsi_fwd_params p)
 {
+    rmsi_pdl_enter();
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
     __shared__ float red[RMSI_MAX_WARPS];
@@ -278,6 +279,7 @@ __device__ __forceinline__ void rmsi_fwd_normalise(const rmsi_fwd_params &p, int
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi_fwd_params p)
 {
+    rmsi_pdl_enter();
     __shared__ float red[RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int nt = (int)blockDim.x;
@@ -411,7 +413,7 @@ rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c,
 } /* namespace */
 
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
-                        int64_t grid, void *stream)
+                        int64_t grid, void *stream, int pdl)
 {
     rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE, p->res != nullptr);
     rmsi_fwd_params q = *p;
@@ -419,8 +421,9 @@ int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const r
         return -1;
     q.cache = rmsi_cache_bits(c->cache);
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    k<<<dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream>>>(q);
-    return rmsi_get_last_error() == RMSI_SUCCESS ? 0 : -1;
+    return rmsi_launch_k(k, dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream, pdl, q) == RMSI_SUCCESS
+               ? 0
+               : -1;
 }
 
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas)

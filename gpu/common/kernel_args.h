@@ -90,14 +90,15 @@ struct rmsi_config {
 #define RMSI_CONFIG_TEXT 96
 
 /* Launchers: 0 on success, -1 when the launch failed (the runtime's error is
- * then read with the vendor's get-last-error). dtype/wdtype are RMSI_T_*.
- * grid is the CTA count the host chose. */
+ * cleared). dtype/wdtype are RMSI_T_*. grid is the CTA count the host chose.
+ * pdl: launch as a programmatic dependent of the previous kernel on the stream
+ * (vendor.h, rmsi_launch_k; CUDA on sm_90+ only, else 0). */
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
-                        int64_t grid, void *stream);
+                        int64_t grid, void *stream, int pdl);
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
-                         int64_t grid, void *stream);
+                         int64_t grid, void *stream, int pdl);
 /* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros). */
-int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream);
+int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream, int pdl);
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas);
 int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas);

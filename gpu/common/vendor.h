@@ -77,6 +77,20 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
 #define RMSI_BWD_WSM 0
 #define rmsi_smem_optin(k, bytes) hipFuncSetAttribute(k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
 
+/* No programmatic dependent launch on AMD: every kernel is a plain <<<>>>
+ * launch and the device-side hooks are empty (see the CUDA branch). */
+__device__ __forceinline__ void rmsi_pdl_enter() {}
+__device__ __forceinline__ int rmsi_tid_x() { return (int)threadIdx.x; }
+__device__ __forceinline__ int rmsi_tid_y() { return (int)threadIdx.y; }
+template <typename... K, typename... A>
+static inline rmsi_error_t rmsi_launch_k(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
+                                         A... args)
+{
+    (void)pdl;
+    k<<<g, b, smem, st>>>(args...);
+    return hipGetLastError();
+}
+
 #else
 /* ---- NVIDIA (CUDA) ------------------------------------------------------ */
 #include <cuda_runtime.h>
@@ -182,6 +196,55 @@ __device__ __forceinline__ uint32_t rmsi_hw_fp8x4(float a, float b, float c, flo
     return w;
 }
 #endif
+/* Programmatic dependent launch (sm_90+): a kernel launched with pdl = 1 may
+ * be scheduled while the kernel before it on the stream drains, so its launch
+ * latency hides behind that kernel's tail (a small row's call is mostly
+ * latency). Every kernel calls rmsi_pdl_enter first: griddepcontrol.wait
+ * blocks until the previous grid has completed and its memory is visible, so
+ * nothing is read or written before the stream order says so; then
+ * launch_dependents lets the next PDL kernel (the dw reduction, or the
+ * caller's next call) start its own launch. A no-op where not launched with
+ * the attribute and on sm_80 code. */
+__device__ __forceinline__ void rmsi_pdl_enter()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(RMSI_T_NOPDL)
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+/* The thread index as an opaque (volatile) read, which the compiler re-reads
+ * where used instead of keeping values derived from it live across a loop. */
+__device__ __forceinline__ int rmsi_tid_x()
+{
+    int v;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
+    return v;
+}
+__device__ __forceinline__ int rmsi_tid_y()
+{
+    int v;
+    asm volatile("mov.u32 %0, %%tid.y;" : "=r"(v));
+    return v;
+}
+template <typename... K, typename... A>
+static inline rmsi_error_t rmsi_launch_k(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
+                                         A... args)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = g;
+    cfg.blockDim = b;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = pdl ? 1 : 0;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, k, args...);
+    if (e != cudaSuccess)
+        (void)cudaGetLastError(); /* reported by the return value; not left pending */
+    return e;
+}
 #endif
 
 /* A 16-byte store, streaming (evict first / nontemporal) when asked. */

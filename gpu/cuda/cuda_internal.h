@@ -9,6 +9,9 @@
 int rmsi_cuda_sms(void);
 /* The largest dynamic shared memory a CTA may opt into (bytes; 0 unknown). */
 int rmsi_cuda_smem_optin(void);
+/* 1: launch the kernels as programmatic dependents (sm_90+, unless
+ * RMSNORM_CUDA_PDL=0 in the environment at the first call). */
+int rmsi_cuda_pdl(void);
 
 /* The stream an op runs on: the caller's, or, when the caller passed NULL
  * inside time_region's graph capture, the capture stream (the legacy default

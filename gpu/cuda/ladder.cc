@@ -27,9 +27,10 @@
  *     spread over the most threads. Threads per row: the balanced width for
  *     that many vectors, at least 128/VEC lanes for the block quantiser;
  *     CTAs of >= 128 threads (rows per CTA for narrow rows). fp8 output:
- *     2 vectors, default policy, where the others take 4 (its kernels need
- *     96 registers at 4: add + block quant 4096x8192 was 1.37x faster at
- *     tpr 512 x 2 in the search).
+ *     default policy; with a residual 2 vectors where the others take 4 (its
+ *     kernels need 96 registers at 4: add + block quant 4096x8192 was 1.37x
+ *     faster at tpr 512 x 2 in the search), without one 4 (64 registers;
+ *     14-17% faster than 2, S5-1).
  *  4. Backward: fewer rows than SMs -> multi-pass, 16-byte, 256 threads
  *     (512 above 4096 bf16 columns): one CTA per row beats a register CTA
  *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
@@ -186,8 +187,12 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         nv = s->rows >= 4LL * s->sms ? 4 : 1;
         c.cache = 1;
         if (s->quant != RMSI_Q_NONE && nv == 4) {
-            /* the fp8 kernels need 96 registers at NV = 4 */
-            nv = 2;
+            /* fp8 output: default cache policy; with a residual 2 vectors (its
+             * kernels need 96 registers at NV = 4: add-quant-token 4096x8192
+             * 88.5 us at 2, 105.4 at 4, S5-1), without one 4 (64 registers:
+             * quant-block 4096x8192 66.8 -> 57.1 us, 32768x8192 504.8 ->
+             * 416.7, quant-token 74.2 -> 65.1, 562.8 -> 485.2, S5-1) */
+            nv = s->res ? 2 : 4;
             c.cache = 0;
         }
     } else if ((s->rows >= 64LL * s->sms && (nvec >= 512 || s->rows / 32 >= 8LL * s->sms)) || nvec > 512) {

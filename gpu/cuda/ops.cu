@@ -50,7 +50,7 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_cuda_stream(stream)) != 0)
+    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_cuda_stream(stream), rmsi_cuda_pdl()) != 0)
         return RMSNORM_ERR_DEVICE;
     return RMSNORM_OK;
 }
@@ -88,9 +88,9 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     const int direct = p.ws && parts == 1 && ((uintptr_t)p.dw & 15u) == 0; /* the partial's vector stores */
     if (direct)
         p.ws = p.dw;
-    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st) != 0)
+    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, rmsi_cuda_pdl()) != 0)
         return RMSNORM_ERR_DEVICE;
-    if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
+    if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, rmsi_cuda_pdl()) != 0)
         return RMSNORM_ERR_DEVICE;
     return RMSNORM_OK;
 }

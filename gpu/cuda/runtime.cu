@@ -4,6 +4,7 @@
  * RMSNORM_ERR_DEVICE; nothing here aborts.
  */
 #include <cuda_runtime.h>
+#include <stdlib.h>
 
 #include "gpu/cuda/cuda_internal.h"
 
@@ -48,6 +49,20 @@ int rmsi_cuda_sms(void)
 int rmsi_cuda_smem_optin(void)
 {
     return rmsi_cuda_attr(rmsi_smem_cache, cudaDevAttrMaxSharedMemoryPerBlockOptin);
+}
+
+static int rmsi_cc_cache[RMSI_MAX_DEVICES];
+
+/* Programmatic dependent launch needs compute capability 9.0; the switch is
+ * for A/B measurement and for tools that do not follow PDL edges. */
+int rmsi_cuda_pdl(void)
+{
+    static int env = -1; /* a benign race: every writer stores the same value */
+    if (__atomic_load_n(&env, __ATOMIC_RELAXED) < 0) {
+        const char *e = getenv("RMSNORM_CUDA_PDL");
+        __atomic_store_n(&env, e && e[0] == '0' && e[1] == 0 ? 0 : 1, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(&env, __ATOMIC_RELAXED) && rmsi_cuda_attr(rmsi_cc_cache, cudaDevAttrComputeCapabilityMajor) >= 9;
 }
 
 static thread_local void *rmsi_capture_stream = nullptr;

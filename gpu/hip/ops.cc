@@ -66,7 +66,7 @@ rmsnorm_status rmsi_hip_forward(const rmsnorm_forward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_hip_stream(stream)) != 0)
+    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_hip_stream(stream), 0) != 0)
         return rmsi_hip_launch_failed();
     return RMSNORM_OK;
 }
@@ -100,11 +100,11 @@ rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st) != 0)
+    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, 0) != 0)
         return rmsi_hip_launch_failed();
     if (p.ws) {
         const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
-        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st) != 0)
+        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, 0) != 0)
             return rmsi_hip_launch_failed();
     }
     return RMSNORM_OK;
