@@ -8,7 +8,8 @@
  * Both sweeps read dy and x from L1/L2 and prefetch half of the next row each
  * (rmsi_bwd_row_run), so DRAM sees dy, x and dresidual once and dx once
  * (the 2-reads-1-write probe's shape). The partial row (cols floats) stays in
- * L1/L2 across the chunk's rows.
+ * L1/L2 across the chunk's rows. The simple bf16 even/odd calls run sweep 2
+ * of row r and sweep 1 of row r + 1 as one sweep (rmsi_bwd_rows_fused_eo).
  */
 #ifndef RMSNORM_SIMD_BWD_ROWS_H
 #define RMSNORM_SIMD_BWD_ROWS_H
@@ -183,8 +184,20 @@ typedef struct rmsi_eo {
     __m512 e, o;
 } rmsi_eo;
 
+/* weff = w + off of the 32 columns at j (m: the lanes read). */
+RMSI_INLINE rmsi_eo rmsi_bwd_weff_eo(const rmsi_bwd_k *c, int64_t j, rmsi_mask32 m, int full)
+{
+    rmsi_eo wv;
+    rmsi_bf16_load_eo(c->w + (size_t)j * 2u, m, full, &wv.e, &wv.o);
+    wv.e = _mm512_add_ps(wv.e, c->off);
+    wv.o = _mm512_add_ps(wv.o, c->off);
+    return wv;
+}
+
+/* wf: weff of these columns when the caller has it, else NULL. */
 RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, rmsi_mask32 m,
-                                int full, __m512 rs, int wk, rmsi_eo *dy, rmsi_eo *g, rmsi_eo *n)
+                                int full, __m512 rs, int wk, const rmsi_eo *wf, rmsi_eo *dy,
+                                rmsi_eo *g, rmsi_eo *n)
 {
     rmsi_bf16_load_eo(w->dy + (size_t)j * 2u, m, full, &dy->e, &dy->o);
     rmsi_bf16_load_eo(w->x + (size_t)j * 2u, m, full, &n->e, &n->o);
@@ -193,10 +206,9 @@ RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int6
     if (wk == RMSI_W_NONE) {
         *g = *dy;
     } else {
-        rmsi_eo wv;
-        rmsi_bf16_load_eo(c->w + (size_t)j * 2u, m, full, &wv.e, &wv.o);
-        g->e = _mm512_mul_ps(dy->e, _mm512_add_ps(wv.e, c->off));
-        g->o = _mm512_mul_ps(dy->o, _mm512_add_ps(wv.o, c->off));
+        const rmsi_eo wv = wf != NULL ? *wf : rmsi_bwd_weff_eo(c, j, m, full);
+        g->e = _mm512_mul_ps(dy->e, wv.e);
+        g->o = _mm512_mul_ps(dy->o, wv.o);
     }
 }
 
@@ -218,10 +230,10 @@ RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, 
                 _mm_prefetch(w->nx + (size_t)j, _MM_HINT_T0);
                 _mm_prefetch(w->ndy + (size_t)j, _MM_HINT_T0);
             }
-            rmsi_bwd_gn_eo(&k, w, j, 0, 1, rs, wk, &dy, &g, &n);
+            rmsi_bwd_gn_eo(&k, w, j, 0, 1, rs, wk, NULL, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g.e, n.e, a0);
             a1 = _mm512_fmadd_ps(g.o, n.o, a1);
-            rmsi_bwd_gn_eo(&k, w, j + 32, 0, 1, rs, wk, &dy, &g, &n);
+            rmsi_bwd_gn_eo(&k, w, j + 32, 0, 1, rs, wk, NULL, &dy, &g, &n);
             a2 = _mm512_fmadd_ps(g.e, n.e, a2);
             a3 = _mm512_fmadd_ps(g.o, n.o, a3);
         }
@@ -229,7 +241,8 @@ RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, 
     }
     for (; j < c->cols; j += 32) {
         const int64_t left = c->cols - j;
-        rmsi_bwd_gn_eo(&k, w, j, rmsi_vmask32(left < 32 ? left : 32), 0, rs, wk, &dy, &g, &n);
+        rmsi_bwd_gn_eo(&k, w, j, rmsi_vmask32(left < 32 ? left : 32), 0, rs, wk, NULL, &dy, &g,
+                       &n);
         a4 = _mm512_fmadd_ps(g.e, n.e, a4);
         a4 = _mm512_fmadd_ps(g.o, n.o, a4);
     }
@@ -253,12 +266,12 @@ RMSI_INLINE void rmsi_bwd_part16(float *pp, __m512 p, __mmask16 m, int full, int
 /* dx and the dweight partial of the 32 columns at j. */
 RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j,
                                  rmsi_mask32 m, int full, int nt, __m512 rs, __m512 cm, int wk,
-                                 int hw)
+                                 int hw, const rmsi_eo *wf)
 {
     rmsi_eo dy, g, n;
     char *dxp = w->dx + (size_t)j * 2u;
 
-    rmsi_bwd_gn_eo(c, w, j, m, full, rs, wk, &dy, &g, &n);
+    rmsi_bwd_gn_eo(c, w, j, m, full, rs, wk, wf, &dy, &g, &n);
     const __m512 de = _mm512_mul_ps(rs, _mm512_sub_ps(g.e, _mm512_mul_ps(n.e, cm)));
     const __m512 dod = _mm512_mul_ps(rs, _mm512_sub_ps(g.o, _mm512_mul_ps(n.o, cm)));
     if (w->part != NULL) {
@@ -295,14 +308,14 @@ RMSI_INLINE void rmsi_bwd_out_range_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row
             const size_t o = (size_t)c->cols + (size_t)j; /* second half, bytes */
             _mm_prefetch(w->nx + o, _MM_HINT_T0);
             _mm_prefetch(w->ndy + o, _MM_HINT_T0);
-            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw);
+            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw, NULL);
         }
     } else {
         for (; j + 32 <= j1; j += 32)
-            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw);
+            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw, NULL);
     }
     if (j < j1)
-        rmsi_bwd_out_eo(&k, w, j, rmsi_vmask32(j1 - j), 0, 0, rs, cm, wk, hw);
+        rmsi_bwd_out_eo(&k, w, j, rmsi_vmask32(j1 - j), 0, 0, rs, cm, wk, hw, NULL);
 }
 
 /* Columns [j0, j1) of the dx sweep. */
@@ -361,12 +374,134 @@ RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, fl
     }
 }
 
+/*
+ * Row a's dx sweep (and its dweight products) with row b = a + 1's dot sweep
+ * fused in, 64 columns per step: b comes from memory while a is read back
+ * from L1/L2, and the weight is widened once for both. Returns b's sum of
+ * g * n in rmsi_bwd_dot_eo's order; a's dx and products are rmsi_bwd_out_eo's,
+ * so no bit changes. dx rows must need no alignment head for the
+ * non-temporal stores. pfx, pfdy: row a + 2 (NULL: none), prefetched with
+ * PREFETCHT1. One thread on 16384x4096 streamed 8.5-12 GB/s with T0 (one row
+ * ahead or 2-4 KB ahead in row b) or no software prefetch, 12.6-14 GB/s with
+ * T1 2-8 KB ahead in row b, 13.6-16.8 GB/s with T1 or T2 one row ahead
+ * (docs/perf/cpu.md, session 5).
+ */
+RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a,
+                                    const rmsi_bwd_row *b, __m512 rsa, __m512 cma, __m512 rsb,
+                                    const char *pfx, const char *pfdy, int wk, int hw)
+{
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    __m512 tot = _mm512_setzero_ps();
+    __m512 a4 = _mm512_setzero_ps();
+    rmsi_eo dy, g, n, wf0, wf1;
+    const int64_t c64 = c->cols & ~(int64_t)63;
+    int64_t j = 0;
+
+    while (j < c64) {
+        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; j < end; j += 64) {
+            if (pfx != NULL) {
+                _mm_prefetch(pfx + (size_t)j * 2u, _MM_HINT_T1);
+                _mm_prefetch(pfx + (size_t)j * 2u + 64u, _MM_HINT_T1);
+                _mm_prefetch(pfdy + (size_t)j * 2u, _MM_HINT_T1);
+                _mm_prefetch(pfdy + (size_t)j * 2u + 64u, _MM_HINT_T1);
+            }
+            if (wk != RMSI_W_NONE) {
+                wf0 = rmsi_bwd_weff_eo(&k, j, 0, 1);
+                wf1 = rmsi_bwd_weff_eo(&k, j + 32, 0, 1);
+            }
+            rmsi_bwd_gn_eo(&k, b, j, 0, 1, rsb, wk, &wf0, &dy, &g, &n);
+            a0 = _mm512_fmadd_ps(g.e, n.e, a0);
+            a1 = _mm512_fmadd_ps(g.o, n.o, a1);
+            rmsi_bwd_gn_eo(&k, b, j + 32, 0, 1, rsb, wk, &wf1, &dy, &g, &n);
+            a2 = _mm512_fmadd_ps(g.e, n.e, a2);
+            a3 = _mm512_fmadd_ps(g.o, n.o, a3);
+            rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0);
+            rmsi_bwd_out_eo(&k, a, j + 32, 0, 1, c->nt, rsa, cma, wk, hw, &wf1);
+        }
+        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    for (; j < c->cols; j += 32) {
+        const int64_t left = c->cols - j;
+        const rmsi_mask32 m = rmsi_vmask32(left < 32 ? left : 32);
+        if (wk != RMSI_W_NONE)
+            wf0 = rmsi_bwd_weff_eo(&k, j, m, 0);
+        rmsi_bwd_gn_eo(&k, b, j, m, 0, rsb, wk, &wf0, &dy, &g, &n);
+        a4 = _mm512_fmadd_ps(g.e, n.e, a4);
+        a4 = _mm512_fmadd_ps(g.o, n.o, a4);
+        if (left >= 32)
+            rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0);
+        else
+            rmsi_bwd_out_eo(&k, a, j, m, 0, 0, rsa, cma, wk, hw, &wf0);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+/* Row r's pointers and its chunk's partial row (first: r starts the chunk);
+ * no prefetch pointers. */
+RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row *w)
+{
+    w->dy = c->dy + (size_t)r * c->dys;
+    w->x = c->x + (size_t)r * c->xs;
+    w->dres = NULL;
+    w->dx = c->dx + (size_t)r * c->dxs;
+    w->part = c->ws == NULL ? NULL : c->ws + (size_t)(r / c->chunk_rows) * (size_t)c->cols;
+    w->first = r % c->chunk_rows == 0;
+    w->ndy = NULL;
+    w->nx = NULL;
+}
+
+RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char *x, int hw)
+{
+    return c->rstd != NULL
+               ? c->rstd[r]
+               : rmsi_simd_rstd(rmsi_row_sumsq(x, NULL, c->cols, RMSNORM_BF16, hw), c->cols, c->eps);
+}
+
+/*
+ * The even/odd rows [r0, r1), software-pipelined: each sweep writes row r's
+ * dx while it sums row r + 1's dot, so one sweep per row instead of two, and
+ * memory sees one sequential read stream with the dx writes alongside, as
+ * in the 2-reads-1-write probe. Row r0's dot is a sweep of its own. Rows may
+ * cross dweight chunks (a thread's chunks are contiguous): each row adds into
+ * its own chunk's partial, in row order, as rmsi_bwd_rows does.
+ */
+RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, int wk,
+                                        int hw)
+{
+    rmsi_bwd_row a, b;
+    int64_t r;
+
+    rmsi_bwd_row_at(c, r0, &a);
+    __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, hw));
+    __m512 cma = _mm512_set1_ps(rmsi_bwd_dot_eo(c, &a, rsa, wk) / (float)c->cols);
+    for (r = r0; r + 1 < r1; r++) {
+        rmsi_bwd_row_at(c, r + 1, &b);
+        const int pf = r + 2 < r1;
+        const __m512 rsb = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + 1, b.x, hw));
+        const float dot = rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pf ? b.x + c->xs : NULL,
+                                            pf ? b.dy + c->dys : NULL, wk, hw);
+        a = b;
+        rsa = rsb;
+        cma = _mm512_set1_ps(dot / (float)c->cols);
+    }
+    rmsi_bwd_out_range_eo(c, &a, 0, c->cols, c->nt, rsa, cma, wk, hw);
+}
+
 /* Items are rows (no dweight) or dweight chunks. simple != 0 (compile-time):
  * no dresidual and no ROUND_LLAMA. */
 RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, rmsnorm_dtype t,
                                 int wk, int hw, int simple)
 {
-    if (c->ws == NULL) {
+    /* the fused sweep has no NT alignment head: every dx row must start on 64 B */
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 &&
+        (!c->nt || ((uintptr_t)c->dx % 64u == 0u && c->dxs % 64u == 0u))) {
+        const int64_t r0 = c->ws == NULL ? i0 : i0 * c->chunk_rows;
+        const int64_t e1 = c->ws == NULL ? i1 : i1 * c->chunk_rows;
+        if (r0 < c->rows)
+            rmsi_bwd_rows_fused_eo(c, r0, e1 < c->rows ? e1 : c->rows, wk, hw);
+    } else if (c->ws == NULL) {
         rmsi_bwd_rows(c, i0, i1, NULL, t, wk, hw, simple);
     } else {
         int64_t k;
