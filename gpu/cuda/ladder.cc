@@ -20,11 +20,14 @@
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
  *     on every searched shape in session 2; loads-only or stores-only within
- *     1% of both in session 3). Many rows (>= 4 per SM): 4 vectors per
- *     thread (8192 bf16 columns: 40 registers, 6 CTAs of 256 per SM; with a
- *     residual 64 and 4); fewer: 1 vector per thread (2
- *     if a row would need more than 512 threads), so a row's latency is
- *     spread over the most threads. Threads per row: the balanced width for
+ *     1% of both in session 3). Many rows (>= 64 per SM, or >= 16 of more
+ *     than 2048 bf16 columns): 4 vectors per thread (8192 bf16 columns: 40
+ *     registers, 6 CTAs of 256 per SM; with a residual 64 and 4); fewer
+ *     rows, or rows of <= 512 bf16 columns: 2 vectors, whose weights are
+ *     loaded with the row (a 4-vector thread loads them after the
+ *     reduction, a second latency that only many CTAs an SM hide); under 4
+ *     rows per SM: 1 vector per thread (2 if a row would need more than 512
+ *     threads), so a row's latency is spread over the most threads. Threads per row: the balanced width for
  *     that many vectors, at least 128/VEC lanes for the block quantiser;
  *     CTAs of >= 128 threads (rows per CTA for narrow rows). fp8 output:
  *     default policy; with a residual 2 vectors where the others take 4 (its
@@ -184,7 +187,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     }
     int nv;
     if (fwd) {
-        nv = s->rows >= 4LL * s->sms ? 4 : 1;
+        /* 2 vectors (weights loaded with the row) where a 4-vector CTA's
+         * second latency, its weight load after the reduction, is not hidden
+         * by other CTAs: narrow rows, few rows, or mid counts of <= 2048
+         * bf16 columns (S5-3, S5-4 searches: 16384x512 21.7 -> 8.4 us,
+         * 4096x2048 15.0 -> 8.7, 1024x4096 9.4 -> 5.2; 4 vectors stay best
+         * or within 1% from 4096x4096 and 16384x2048 up). */
+        const int64_t rps = s->rows / s->sms;
+        if (s->rows < 4LL * s->sms)
+            nv = 1;
+        else if (nvec <= 64 || rps < 16 || (rps < 64 && nvec <= 256))
+            nv = 2;
+        else
+            nv = 4;
         c.cache = 1;
         if (s->quant != RMSI_Q_NONE && nv == 4) {
             /* fp8 output: default cache policy; with a residual 2 vectors (its
