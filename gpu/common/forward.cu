@@ -39,8 +39,8 @@ namespace {
  * Without a residual (R = false; a separate instantiation, since the
  * residual's vectors are live together with x's): NV = 1 -> 40, 2 -> 40,
  * 4 -> 40 (48 with fp32 weights next to 16-bit activations: two weight
- * chunks a vector; 2 -> 56 too, since the small-row configs hold the weights
- * with the row), 8 -> 72, the fp8 variants 40/56/64/112. With one:
+ * chunks a vector; 2 -> 56 too, since the 1- and 2-vector configs hold the
+ * weights with the row), 8 -> 72, the fp8 variants 40/56/64/112. With one:
  * 40/48 (56 wide)/64/128, fp8 48/64/96/144. CTAs have at most RMSI_REG_MAXT threads.
  * History (docs/perf/h200.md): a persistent CTA caching the weights and the
  * next row in registers (86-182 registers, one CTA per SM) reached 60-64% at
@@ -70,8 +70,8 @@ __device__ __forceinline__ void rmsi_fwd_wload(const rmsi_fwd_params &p, int i, 
 /* y = n * weff of vector k (VEC floats), n = h * rstd [rounded]. The weight
  * vector is read here, per row, through the read-only path: every CTA of an SM
  * reads the same weight row, so it is an L1 hit, and no register holds it
- * across the row. wpre: the chunks already loaded (the small-row kernels
- * issue them with the row, see rmsi_fwd_reg), or NULL. */
+ * across the row. wpre: the chunks already loaded (the 1- and 2-vector
+ * kernels issue them with the row, see rmsi_fwd_reg), or NULL. */
 template <typename T, typename W>
 __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h, int i, float rs, float *v,
                                                const uint4 *wpre)
@@ -151,9 +151,12 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
         }
 
         /* WP: the weights are loaded with the row instead of after its
-         * reduction, so a small row pays one memory latency, not two; the
+         * reduction, so a row pays one memory latency, not two; the
          * registers for it are spent only at 1-2 vectors a thread (the
-         * small-row configs), without fp8 output. */
+         * ladder's configs for few, narrow or mid-count rows), without fp8
+         * output. At 4 vectors the second latency is hidden only by many
+         * resident CTAs (an L1 prefetch of the weights instead was slower
+         * everywhere, session 5). */
         constexpr bool WP = NV <= 2 && !Q;
         constexpr int WCH = rmsi_wchunks<T, W>::n;
         uint4 wpa[WP ? NV : 1][WCH];
