@@ -20,8 +20,8 @@
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
  *     on every searched shape in session 2; loads-only or stores-only within
- *     1% of both in session 3). Many rows (>= 64 per SM, or >= 16 of more
- *     than 2048 bf16 columns): 4 vectors per thread (8192 bf16 columns: 40
+ *     1% of both in session 3). Many rows (>= 64 per SM, >= 16 of more
+ *     than 2048 bf16 columns, >= 4 of more than 4096): 4 vectors per thread (8192 bf16 columns: 40
  *     registers, 6 CTAs of 256 per SM; with a residual 64 and 4); fewer
  *     rows, or rows of <= 512 bf16 columns: 2 vectors, whose weights are
  *     loaded with the row (a 4-vector thread loads them after the
@@ -48,8 +48,9 @@
  *     fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
- *     the same for fewer rows wider than 512 vectors; fewer rows of at most
- *     512 vectors -> 2 vectors per thread, as many CTAs as fit, cache = 1.
+ *     the same for rows wider than 512 vectors (under 16 rows per SM only
+ *     above 640); other rows ->
+ *     2 vectors per thread, as many CTAs as fit, cache = 1.
  *     At 2 and 4 vectors the next row is staged in shared memory by cp.async
  *     (stage = 1; session 4: 10-29% faster at 4 vectors, up to 7% at 2), one
  *     row group a CTA (CTAs of >= 64 threads; two rows of 256 threads below
@@ -192,11 +193,13 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * by other CTAs: narrow rows, few rows, or mid counts of <= 2048
          * bf16 columns (S5-3, S5-4 searches: 16384x512 21.7 -> 8.4 us,
          * 4096x2048 15.0 -> 8.7, 1024x4096 9.4 -> 5.2; 4 vectors stay best
-         * or within 1% from 4096x4096 and 16384x2048 up). */
+         * or within 1% from 4096x4096 and 16384x2048 up, and at 1024 rows
+         * wider than 4096 bf16 columns: S5-7, 1024x5120 5.5 us at 4, >= 6.1
+         * at 2). */
         const int64_t rps = s->rows / s->sms;
         if (s->rows < 4LL * s->sms)
             nv = 1;
-        else if (nvec <= 64 || rps < 16 || (rps < 64 && nvec <= 256))
+        else if (nvec <= 64 || (rps < 16 && nvec <= 512) || (rps < 64 && nvec <= 256))
             nv = 2;
         else
             nv = 4;
@@ -210,14 +213,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = s->res ? 2 : 4;
             c.cache = 0;
         }
-    } else if ((s->rows >= 64LL * s->sms && (nvec >= 512 || s->rows / 32 >= 8LL * s->sms)) || nvec > 512) {
+    } else if ((s->rows >= 64LL * s->sms && (nvec >= 512 || s->rows / 32 >= 8LL * s->sms)) ||
+               (nvec > 512 && (s->rows >= 16LL * s->sms || nvec > 640))) {
         /* Many rows: 4 vectors where the partial cap still leaves >= 128
          * threads a row group or >= 8 partials an SM (S4-8: 16384x2048 bf16
          * at 64 threads x 4 vectors, 528 partials: 77.4 us, 128 x 2: 65.2;
          * 65536x2048, 2048 partials: 4 vectors best, S4-3). Wide rows at any
          * count: 2 vectors would mean CTAs of 320-512 threads at 80
          * registers, one an SM (S3-10: 4096x8192 99.3 -> 67.6 us, 2048x8192
-         * 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4). Staging the next row
+         * 54.1 -> 40.6, 4096x5120 52.9 -> 47.0 at 4), except under 16
+         * rows an SM where 2 vectors fit 320 threads (S5-8/S5-9,
+         * rmsnorm-bench: 1024x5120 18.9 -> 15.7 us at 320 x 2; 512 x 2 was
+         * slower: 1024x8192 23.9 at 4 vectors, 25.0 at 2; 2048x8192 35.7,
+         * 42.0). Staging the next row
          * (rmsi_stage_for; S4-3: 32768x8192 403.6 -> 393.2 us, 16384x4096
          * 135.9 -> 104.6, 65536x2048 219.3 -> 199.6). */
         nv = 4;
