@@ -3,12 +3,12 @@
  * of blockDim.x threads (a power of two). A group no wider than a warp reduces
  * with xor shuffles whose masks stay below the group width, so the groups that
  * share a warp never mix; a wider group goes through shared memory, and every
- * warp then reduces the per-warp values with one load and an xor butterfly
- * (log2 of the warp count in shuffles, where a serial sum over 16 warps was a
- * chain of 16 shared loads: about 300 cycles of a small row's latency, and 8-16
- * instructions a thread a row at large shapes). Each butterfly step adds two
- * values commutatively, so every lane ends with the same bits, and the order is
- * fixed by the warp count: deterministic run to run.
+ * warp then reduces the per-warp values with one load a lane and a whole-warp
+ * xor butterfly (where a serial sum over 16 warps was a chain of 16 shared
+ * loads on every thread: latency in a small row, 8-16 instructions a thread a
+ * row at large shapes). Each butterfly step adds two values commutatively, so
+ * every lane ends with the same bits, and the order is fixed by the warp
+ * count: deterministic run to run.
  *
  * Every thread of the CTA must call these (they may hold CTA barriers), live
  * row or not.

@@ -207,7 +207,7 @@ __device__ __forceinline__ uint32_t rmsi_hw_fp8x4(float a, float b, float c, flo
  * the attribute and on sm_80 code. */
 __device__ __forceinline__ void rmsi_pdl_enter()
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(RMSI_T_NOPDL)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
