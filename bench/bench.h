@@ -38,7 +38,8 @@ typedef enum rmsi_bench_op {
     RMSI_BENCH_QUANT_BLOCK = 5,
     RMSI_BENCH_ADD_QUANT_TOKEN = 6,
     RMSI_BENCH_ADD_QUANT_BLOCK = 7,
-    RMSI_BENCH_OP_COUNT = 8
+    RMSI_BENCH_BACKWARD_RES = 8, /* the backward adding a residual gradient into dx */
+    RMSI_BENCH_OP_COUNT = 9
 } rmsi_bench_op;
 
 /* What one op does, as the benchmark sets it up. */

@@ -25,6 +25,8 @@ static const rmsi_bench_opinfo ops[RMSI_BENCH_OP_COUNT] = {
       RMSNORM_QUANT_PER_TOKEN },
     { "add-quant-block", "read x, read r, write h, write q (fp8) [+ y] + scale[rows * cols/128]",
       0, 1, RMSNORM_QUANT_PER_BLOCK_128 },
+    { "backward-res", "read x, read dy, read dres, write dx (aux: as backward)", 1, 1,
+      RMSNORM_QUANT_NONE },
 };
 
 const rmsi_bench_opinfo *rmsi_bench_op_info(rmsi_bench_op op)
@@ -124,7 +126,7 @@ int rmsi_bench_bytes_of(rmsi_bench_op op, rmsnorm_dtype dtype, int64_t rows, int
 
     out->aux_read = weight;
     if (oi->backward) {
-        out->main_read = 2u * act;
+        out->main_read = (oi->residual ? 3u : 2u) * act; /* x, dy [, the residual gradient] */
         out->main_written = act;
         out->aux_read += r * 4u;                  /* rstd, saved by the forward */
         out->aux_written = c * 4u;                /* dweight */

@@ -77,6 +77,8 @@ static int plan_make(const rmsi_bench_ctx *c, const rmsi_bench_cell *cell, plan 
         pl->bytes[R_DY] = act;
         pl->bytes[R_RSTD] = (size_t)cell->rows * sizeof(float);
         pl->bytes[R_DX] = act;
+        if (pl->oi->residual)
+            pl->bytes[R_RES] = act; /* the residual gradient, added into dx */
     } else {
         if (pl->oi->residual) {
             pl->bytes[R_RES] = act;
@@ -127,6 +129,10 @@ static void args_fill(const plan *pl, const bufset *b, float eps, rmsnorm_forwar
         ba->dweight = b->dw;
         ba->workspace = b->ws;
         ba->workspace_bytes = b->ws_bytes;
+        if (b->p[R_RES] != NULL) {
+            ba->dresidual = m;
+            ba->dresidual.data = b->p[R_RES];
+        }
         return;
     }
     fa->struct_size = sizeof *fa;
@@ -375,6 +381,7 @@ static rmsnorm_status make_reference(const rmsi_bench_ctx *c, const plan *pl, bu
             return RMSNORM_ERR_BAD_SHAPE;
         fwd.oi = rmsi_bench_op_info(RMSI_BENCH_FORWARD);
         fb.p[R_Y] = y;
+        fb.p[R_RES] = NULL; /* the residual gradient is not a forward residual */
         st = run_op(c->ref, &fwd, &fb);
         free(y);
         fill_act(h->p[R_DY], pl->t, pl->elems, -1.0f, 1.0f, 0xdef0u);

@@ -18,7 +18,7 @@ static void usage(FILE *f)
     (void)fputs(
         "usage: rmsnorm-bench [options]\n"
         "  --backend NAME        ref, avx512, cuda, hip or auto (default auto)\n"
-        "  --op LIST             comma list of forward, backward, fused-add, quant-tensor,\n"
+        "  --op LIST             comma list of forward, backward, backward-res, fused-add, quant-tensor,\n"
         "                        quant-token, quant-block, add-quant-token, add-quant-block,\n"
         "                        or all (default forward,backward)\n"
         "  --dtype LIST          comma list of f32, f16, bf16 (default bf16,f32)\n"

@@ -34,6 +34,16 @@ static void backward_lists_rstd_dw_and_partials_separately(void **state)
     assert_int_equal(b.aux_written, 65u * 4u + 1000u);
 }
 
+static void backward_res_reads_the_residual_gradient_too(void **state)
+{
+    rmsi_bench_bytes b;
+    (void)state;
+    assert_int_equal(rmsi_bench_bytes_of(RMSI_BENCH_BACKWARD_RES, RMSNORM_BF16, 3, 100, &plain, &b), 0);
+    assert_int_equal(b.main_read, 3u * 3u * 100u * 2u);
+    assert_int_equal(b.main_written, 3u * 100u * 2u);
+    assert_int_equal(b.aux_read, 100u * 2u + 3u * 4u);
+}
+
 static void fused_add_moves_four_tensors(void **state)
 {
     rmsi_bench_bytes b;
@@ -136,6 +146,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forward_reads_x_writes_y),
         cmocka_unit_test(backward_lists_rstd_dw_and_partials_separately),
+        cmocka_unit_test(backward_res_reads_the_residual_gradient_too),
         cmocka_unit_test(fused_add_moves_four_tensors),
         cmocka_unit_test(quant_models),
         cmocka_unit_test(invalid_cells_are_refused),
