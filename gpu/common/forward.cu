@@ -41,12 +41,16 @@ namespace {
  * 4 -> 40 (48 with fp32 weights next to 16-bit activations: two weight
  * chunks a vector; 2 -> 56 too, since the 1- and 2-vector configs hold the
  * weights with the row), 8 -> 72, the fp8 variants 40/56/64/112. With one:
- * 40/48 (56 wide)/64/128, fp8 48/64/96/144. CTAs have at most RMSI_REG_MAXT threads.
+ * 40/48 (56 wide)/64/128, fp8 48/64/96/144. 4 vectors with the weights
+ * loaded with the row (WL): 64 (80 wide), with a residual 80 (112 wide); 56
+ * spilled. CTAs have at most RMSI_REG_MAXT threads.
  * History (docs/perf/h200.md): a persistent CTA caching the weights and the
  * next row in registers (86-182 registers, one CTA per SM) reached 60-64% at
  * 32768x8192 bf16; capped at 64 registers, 300.6 us; the residual-free
  * instantiation at 48, 288.7 us; with the pair-rounding instructions
- * (device_math.h), 258.9 us, after which 40 registers gave no more. */
+ * (device_math.h), 258.9 us, after which 40 registers gave no more; the
+ * weights with the row at 64 registers (fewer CTAs, one latency a row),
+ * 258.3 us (session 6). */
 #define RMSI_FWD_REGS_RES(nv, q, wide) \
     ((nv) == 1 ? ((q) ? 48 : 40) \
                : ((nv) == 2 ? ((q) ? 64 : ((wide) ? 56 : 48)) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
@@ -54,6 +58,9 @@ namespace {
     ((nv) == 1 ? 40 : ((nv) == 2 ? ((q) ? 56 : ((wide) ? 56 : 40)) : ((nv) == 4 ? ((q) ? 64 : ((wide) ? 48 : 40)) \
                                                                               : ((q) ? 112 : 72))))
 #define RMSI_FWD_REGS(nv, q, r, wide) ((r) ? RMSI_FWD_REGS_RES(nv, q, wide) : RMSI_FWD_REGS_PLAIN(nv, q, wide))
+/* 4 vectors with the weights loaded with the row (WL, config stage = 1):
+ * 4 (8 wide) more 16-byte registers a thread live across the reduction. */
+#define RMSI_FWD_REGS_WL(r, wide) ((r) ? ((wide) ? 112 : 80) : ((wide) ? 80 : 64))
 
 /* The weight vector i (WCH 16-byte chunks) through the read-only path. */
 template <typename T, typename W>
@@ -100,8 +107,9 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     }
 }
 
-template <typename T, typename W, int NV, bool Q, bool R>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
+template <typename T, typename W, int NV, bool Q, bool R, bool WL>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(W) > sizeof(T))
+                                                   : RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
     rmsi_fwd_reg(const rmsi_fwd_params p)
 {
     rmsi_pdl_enter();
@@ -151,13 +159,14 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_FWD_REGS(NV, Q, R, sizeof(W
         }
 
         /* WP: the weights are loaded with the row instead of after its
-         * reduction, so a row pays one memory latency, not two; the
-         * registers for it are spent only at 1-2 vectors a thread (the
-         * ladder's configs for few, narrow or mid-count rows), without fp8
-         * output. At 4 vectors the second latency is hidden only by many
-         * resident CTAs (an L1 prefetch of the weights instead was slower
-         * everywhere, session 5). */
-        constexpr bool WP = NV <= 2 && !Q;
+         * reduction, so a row pays one memory latency, not two: at 1-2
+         * vectors a thread, and at 4 where the config asks for it (WL,
+         * stage = 1: 16 more registers, so fewer CTAs fit; faster at every
+         * 4-vector shape measured in S6-2). Never with fp8 output, whose
+         * kernels have no registers to spare: there the second latency is
+         * hidden only by many resident CTAs (an L1 prefetch of the weights
+         * instead was slower everywhere, session 5). */
+        constexpr bool WP = (NV <= 2 || WL) && !Q;
         constexpr int WCH = rmsi_wchunks<T, W>::n;
         uint4 wpa[WP ? NV : 1][WCH];
         if (WP && p.w) {
@@ -378,13 +387,15 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 typedef void (*rmsi_fwd_kernel)(const rmsi_fwd_params);
 
 template <typename T, typename W, bool Q, bool R>
-rmsi_fwd_kernel rmsi_fwd_reg_nv(int nv)
+rmsi_fwd_kernel rmsi_fwd_reg_nv(int nv, int wl)
 {
+    if (wl) /* weights with the row: 4 vectors without fp8 output only */
+        return nv == 4 && !Q ? rmsi_fwd_reg<T, W, 4, Q, R, !Q> : nullptr;
     switch (nv) {
-    case 1: return rmsi_fwd_reg<T, W, 1, Q, R>;
-    case 2: return rmsi_fwd_reg<T, W, 2, Q, R>;
-    case 4: return rmsi_fwd_reg<T, W, 4, Q, R>;
-    case 8: return rmsi_fwd_reg<T, W, 8, Q, R>;
+    case 1: return rmsi_fwd_reg<T, W, 1, Q, R, false>;
+    case 2: return rmsi_fwd_reg<T, W, 2, Q, R, false>;
+    case 4: return rmsi_fwd_reg<T, W, 4, Q, R, false>;
+    case 8: return rmsi_fwd_reg<T, W, 8, Q, R, false>;
     default: return nullptr;
     }
 }
@@ -395,8 +406,10 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
     if (c->path == RMSI_PATH_MULTI)
         return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
     if (q)
-        return r ? rmsi_fwd_reg_nv<T, W, true, true>(c->nv) : rmsi_fwd_reg_nv<T, W, true, false>(c->nv);
-    return r ? rmsi_fwd_reg_nv<T, W, false, true>(c->nv) : rmsi_fwd_reg_nv<T, W, false, false>(c->nv);
+        return r ? rmsi_fwd_reg_nv<T, W, true, true>(c->nv, c->stage)
+                 : rmsi_fwd_reg_nv<T, W, true, false>(c->nv, c->stage);
+    return r ? rmsi_fwd_reg_nv<T, W, false, true>(c->nv, c->stage)
+             : rmsi_fwd_reg_nv<T, W, false, false>(c->nv, c->stage);
 }
 
 rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q, bool r)

@@ -71,7 +71,9 @@ struct rmsi_bwd_params {
  *   stage  backward, REG, nv >= 2: 1 = the next row's x and dy are copied
  *          into shared memory (cp.async) while this row is computed, a
  *          pipeline depth of one row without registers; 0 = none (nv <= 2
- *          prefetch into registers instead).
+ *          prefetch into registers instead). forward, REG, nv = 4, no fp8
+ *          output: 1 = the weights are loaded with the row (as at 1 and 2
+ *          vectors), one memory latency a row for 16 more registers.
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 /* The kernels' view of the cache knob: which accesses stream. */

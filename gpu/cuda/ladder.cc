@@ -20,20 +20,22 @@
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
  *     on every searched shape in session 2; loads-only or stores-only within
- *     1% of both in session 3). Many rows (>= 64 per SM, >= 16 of more
- *     than 2048 bf16 columns, >= 4 of more than 4096): 4 vectors per thread (8192 bf16 columns: 40
- *     registers, 6 CTAs of 256 per SM; with a residual 64 and 4); fewer
- *     rows, or rows of <= 512 bf16 columns: 2 vectors, whose weights are
- *     loaded with the row (a 4-vector thread loads them after the
- *     reduction, a second latency that only many CTAs an SM hide); under 4
- *     rows per SM: 1 vector per thread (2 if a row would need more than 512
- *     threads), so a row's latency is spread over the most threads. Threads per row: the balanced width for
- *     that many vectors, at least 128/VEC lanes for the block quantiser;
- *     CTAs of >= 128 threads (rows per CTA for narrow rows). fp8 output:
- *     default policy; with a residual 2 vectors where the others take 4 (its
- *     kernels need 96 registers at 4: add + block quant 4096x8192 was 1.37x
- *     faster at tpr 512 x 2 in the search), without one 4 (64 registers;
- *     14-17% faster than 2, S5-1).
+ *     1% of both in session 3). From 4 rows per SM: 4 vectors per thread,
+ *     the weights loaded with the row (stage = 1; 8192 bf16 columns: 64
+ *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
+ *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too.
+ *     Under 4 rows per SM: 1 vector per thread (2 if a row would need more
+ *     than 512 threads), so a row's latency is spread over the most threads.
+ *     Threads per row: the balanced width for that many vectors, at least
+ *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
+ *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
+ *     weights after the reduction, a second latency that only many CTAs an
+ *     SM hide, so 2 vectors also for < 16 rows per SM of <= 4096 bf16
+ *     columns and < 64 of <= 2048 (as with a residual, whose 4-vector
+ *     kernels need 80 registers); default cache policy; with a residual 2
+ *     vectors where the others take 4 (its kernels need 96 registers at 4:
+ *     add + block quant 4096x8192 was 1.37x faster at tpr 512 x 2 in the
+ *     search), without one 4 (64 registers; 14-17% faster than 2, S5-1).
  *  4. Backward: fewer rows than SMs -> multi-pass, 16-byte, 256 threads
  *     (512 above 4096 bf16 columns): one CTA per row beats a register CTA
  *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
@@ -110,6 +112,8 @@ static int rmsi_nv_for(const rmsi_shape *s, int tpr)
 #define RMSI_LADDER_WARP 32
 static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
 {
+    if (s->op == RMSI_OP_FWD)
+        stage = 0; /* the forward's stage is where its weights load, not a staged row */
     const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
     if (stage && tpr >= 256 && tpr <= RMSI_REG_MAXT / 2 && s->rows < 16LL * s->sms && rmsi_nv_for(s, (int)tpr) == 2)
         return 2; /* few rows: two a CTA (S4-4: 1024x4096 13.43 us, one 14.3) */
@@ -120,13 +124,22 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
     return 128 / tpr > 32 ? 32 : 128 / tpr;
 }
 
-/* Row staging (stage = 1) for every register backward of 2 or 4 vectors a
- * thread: first or within 0.2% of first at all ten shapes searched in
- * session 4 (S4-3, S4-4; 10-29% faster at 4 vectors, up to 7% at 2). One
- * vector a thread (narrow rows) keeps the register prefetch. */
+/* Backward: row staging (stage = 1) for every register backward of 2 or 4
+ * vectors a thread: first or within 0.2% of first at all ten shapes searched
+ * in session 4 (S4-3, S4-4; 10-29% faster at 4 vectors, up to 7% at 2). One
+ * vector a thread (narrow rows) keeps the register prefetch.
+ * Forward: at 4 vectors without fp8 output the weights load with the row
+ * (stage = 1), as they do at 1 and 2 vectors: faster at all eight 4-vector
+ * shapes of S6-2 (rmsnorm-bench, pinned stage=0 / stage=1 alternated twice:
+ * 4096x4096 19.36 -> 18.43 us, 1024x8192 12.28 -> 10.92, 16384x2048 35.44
+ * -> 33.75, 32768x8192 260.3 -> 258.3; fused add 0.1-1.4%) although 64
+ * registers leave 1024 threads an SM where 40 left 1536: a row's second
+ * memory latency cost more than the bytes in flight it bought. */
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c);
 static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
 {
+    if (s->op == RMSI_OP_FWD)
+        return c->path == RMSI_PATH_REG && c->nv == 4 && s->quant == RMSI_Q_NONE;
     rmsi_config st = *c;
     st.stage = 1;
     return s->op != RMSI_OP_FWD && c->path == RMSI_PATH_REG && c->nv >= 2 && rmsi_bwd_smem(s, &st) <= rmsi_smem_cap(s);
@@ -188,18 +201,23 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     }
     int nv;
     if (fwd) {
-        /* 2 vectors (weights loaded with the row) where a 4-vector CTA's
-         * second latency, its weight load after the reduction, is not hidden
-         * by other CTAs: narrow rows, few rows, or mid counts of <= 2048
-         * bf16 columns (S5-3, S5-4 searches: 16384x512 21.7 -> 8.4 us,
-         * 4096x2048 15.0 -> 8.7, 1024x4096 9.4 -> 5.2; 4 vectors stay best
-         * or within 1% from 4096x4096 and 16384x2048 up, and at 1024 rows
-         * wider than 4096 bf16 columns: S5-7, 1024x5120 5.5 us at 4, >= 6.1
-         * at 2). */
+        /* 2 vectors for narrow rows (<= 64 vectors: 4 would leave a row
+         * 16 threads; S5-3/S5-4: 16384x512 21.7 -> 8.4 us). 4 vectors
+         * otherwise, their weights loaded with the row (rmsi_stage_for):
+         * at 1024 rows 6.81 -> 6.35 us (x4096) and 4.62 -> 4.48 (x2048),
+         * 4096x2048 10.38 / 10.40 (S6-3, rmsnorm-bench, pinned tpr). Before
+         * S6, a 4-vector row loaded its weights after the reduction, and 2
+         * vectors won at few or mid counts of <= 4096 bf16 columns
+         * (1024x4096 9.4 -> 5.2 us, 4096x2048 15.0 -> 8.7 in S5's
+         * searches). That rule stays for fp8 output (its 4-vector kernels
+         * load the weights late) and with a residual (80 registers at 4
+         * vectors: S6-4, fused add 1024x2048 6.62 -> 7.44 us at 4, 1024x4096
+         * 10.63 -> 11.18, 8192x2048 33.87 -> 34.57). */
         const int64_t rps = s->rows / s->sms;
+        const int two_mid = s->quant != RMSI_Q_NONE || s->res; /* 2 vectors at mid counts */
         if (s->rows < 4LL * s->sms)
             nv = 1;
-        else if (nvec <= 64 || (rps < 16 && nvec <= 512) || (rps < 64 && nvec <= 256))
+        else if (nvec <= 64 || (two_mid && ((rps < 16 && nvec <= 512) || (rps < 64 && nvec <= 256))))
             nv = 2;
         else
             nv = 4;
@@ -243,7 +261,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.nv = rmsi_nv_for(s, c.tpr);
     c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
-    if (c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
+    if (!fwd && c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
         c.rpc = 1; /* two staged rows a CTA do not fit this device */
     if (!fwd && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s)) {
         /* weights and accumulators alone exceed this device's (or an
@@ -263,8 +281,10 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3 || c->stage < 0 || c->stage > 1)
         return 0;
-    /* row staging: the backward's 2- and 4-vector kernels */
-    if (c->stage && (s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv < 2))
+    /* stage: the backward's row staging (2- and 4-vector kernels); the
+     * forward's weights loaded with the row (4 vectors, no fp8 output) */
+    if (c->stage && (c->path != RMSI_PATH_REG ||
+                     (s->op == RMSI_OP_FWD ? c->nv != 4 || s->quant != RMSI_Q_NONE : c->nv < 2)))
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if (c->vec == 16 && !s->vec_ok)
