@@ -46,7 +46,7 @@ def main():
     ap.add_argument("--lib", default="build/librmsnorm.so")
     ap.add_argument("--plugin", default="build/librmsnorm_cuda.so")
     ap.add_argument("--shapes", default="1x8192,32x4096,1024x4096,4096x4096,16384x5120,32768x8192,65536x2048")
-    ap.add_argument("--op", default="fwd,bwd")
+    ap.add_argument("--op", default="fwd,bwd", help="fwd, bwd, bwd_dres (comma-separated)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     ours = P.Ours(args.lib)
@@ -56,7 +56,7 @@ def main():
     for op in args.op.split(","):
         for shp in args.shapes.split(","):
             rows, cols = (int(v) for v in shp.split("x"))
-            opc = 0 if op == "fwd" else 1
+            opc = 0 if op == "fwd" else 1  # bwd_dres: the backward adding a residual gradient
             cset(b"auto")
             cdesc(opc, rows, cols, R.BF16, buf, 128)
             ladder = buf.value.decode()
@@ -71,7 +71,8 @@ def main():
                 rstd = torch.rsqrt(x.float().pow(2).mean(-1) + P.EPS).contiguous()
                 dw = torch.empty(cols, dtype=torch.float32, device="cuda")
                 ws = torch.empty(max(ours.ws_bytes(rows, cols), 16), dtype=torch.uint8, device="cuda")
-                a = ours.bwd_args(dy, x, w, rstd, y, dw, ws)
+                dres = torch.randn_like(x) if op == "bwd_dres" else None
+                a = ours.bwd_args(dy, x, w, rstd, y, dw, ws, dres=dres)
                 call = lambda: ours.bwd(a)  # noqa: E731
             times = {}
             t_ladder = P.median_graph_time([call], target_ms=1.0, replays=5)

@@ -6,11 +6,13 @@ and torch.compile -- and, where importable, Liger-Kernel, FlashInfer and Quack.
 Every path is timed the same way: its calls are captured into a CUDA graph
 (rotating through enough input sets to exceed the 60 MB L2 where the shape
 allows), the graph is replayed, and device events give the median time per call
-over several replays. The roofline is measured in the same run (copy, pure
+over several replays; each path is timed --rounds times per shape, the order
+rotated, and the lowest median kept (see time_paths). The roofline is measured in the same run (copy, pure
 write, 2 reads + 1 write through PyTorch, best of three) and every row reports
 GB/s over logical bytes and % of the best probe.
 
-    python3 bench/peers.py [--quick] [--json out.json] [--lib build/librmsnorm.so]
+    python3 bench/peers.py [--quick] [--rounds N] [--shapes RxC,...] [--only fwd,fused,bwd]
+        [--json out.json] [--lib build/librmsnorm.so]
 """
 import argparse
 import ctypes as C
@@ -64,6 +66,31 @@ def median_graph_time(calls, target_ms=2.0, replays=7):
         times.append(e0.elapsed_time(e1) * 1e-3 / (passes * len(calls)))
     del g
     return statistics.median(times)
+
+
+ROUNDS = 2  # set by --rounds
+
+
+def time_paths(row, paths):
+    """paths: [(name, calls)]. Every path is timed ROUNDS times, the order
+    rotated between rounds, and its lowest median kept. A shape's first
+    timing reads high (up to 14% at the largest shapes: gpu_search.py saw it
+    in S5-7, and this script used to time "ours" first at every shape, which
+    put it 5-12% under rmsnorm-bench there); rotating hands that penalty to
+    each path once, and the minimum drops it."""
+    best = {}
+    for k in range(ROUNDS):
+        j = k % len(paths)
+        for name, calls in paths[j:] + paths[:j]:
+            try:
+                t = median_graph_time(calls)
+            except Exception as e:  # noqa: BLE001
+                best.setdefault(name, "error: %s" % str(e).splitlines()[0][:100])
+                continue
+            prev = best.get(name)
+            best[name] = t if not isinstance(prev, float) else min(prev, t)
+    for name, _ in paths:
+        row[name] = best[name]
 
 
 def roofline(gib=2.0):
@@ -201,15 +228,11 @@ def run_forward(ours, rows, cols, peers, roof, results):
     ref = f_rms(xs[0].double(), w.double())
     err = ((ys[0].double() - ref).norm() / ref.norm()).item()
     row = {"op": "fwd", "rows": rows, "cols": cols, "bytes": logical, "rel_err": err}
-    row["ours"] = median_graph_time([lambda a=a: ours.fwd(a) for a in args])
-    for name, fn in (("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled)):
-        row[name] = median_graph_time([lambda x=x: fn(x, w) for x in xs])
-    for name, fn in peers.items():
-        if callable(fn):
-            try:
-                row[name] = median_graph_time([lambda x=x: fn(x, w) for x in xs])
-            except Exception as e:  # noqa: BLE001
-                row[name] = "error: %s" % str(e).splitlines()[0][:100]
+    paths = [("ours", [lambda a=a: ours.fwd(a) for a in args])]
+    fns = [("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled)]
+    fns += [(name, fn) for name, fn in peers.items() if callable(fn)]
+    paths += [(name, [lambda x=x, fn=fn: fn(x, w) for x in xs]) for name, fn in fns]
+    time_paths(row, paths)
     report(row, roof, results)
     del xs, ys, args
     torch.cuda.empty_cache()
@@ -240,10 +263,11 @@ def run_fused(ours, rows, cols, roof, results, quant):
     err = ((ys[0].double() - ref).norm() / ref.norm()).item()
     row = {"op": "fwd_add_block_fp8" if quant else "fwd_add", "rows": rows, "cols": cols, "bytes": logical,
            "rel_err": err, "h_exact": bool(torch.equal(hs[0], hr))}
-    row["ours"] = median_graph_time([lambda a=a: ours.fwd(a) for a in args])
+    paths = [("ours", [lambda a=a: ours.fwd(a) for a in args])]
     if not quant:
-        row["eager"] = median_graph_time([lambda x=x, r=r: add_norm(x, r, w) for x, r in zip(xs, rs)])
-        row["compile"] = median_graph_time([lambda x=x, r=r: compiled_add(x, r, w) for x, r in zip(xs, rs)])
+        paths.append(("eager", [lambda x=x, r=r: add_norm(x, r, w) for x, r in zip(xs, rs)]))
+        paths.append(("compile", [lambda x=x, r=r: compiled_add(x, r, w) for x, r in zip(xs, rs)]))
+    time_paths(row, paths)
     report(row, roof, results)
     del xs, rs, hs, ys, args
     torch.cuda.empty_cache()
@@ -275,23 +299,25 @@ def run_backward(ours, rows, cols, roof, results, dres=False, peers=None):
     ew = ((dw.double() - gw).norm() / gw.norm()).item()
     row = {"op": "bwd_dres" if dres else "bwd", "rows": rows, "cols": cols, "bytes": logical,
            "rel_err": max(ex, ew), "ws_bytes": wsb}
-    row["ours"] = median_graph_time([lambda a=a: ours.bwd(a) for a in args])
+    paths = [("ours", [lambda a=a: ours.bwd(a) for a in args])]
     if not dres:
-        paths = [("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled_train)]
-        paths += [(k, v) for k, v in (peers or {}).items() if callable(v)]
-        for name, fn in paths:
+        fns = [("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled_train)]
+        fns += [(k, v) for k, v in (peers or {}).items() if callable(v)]
+        for name, fn in fns:
             calls = []
-            for x, dy in zip(xs, dys):
-                xg = x.detach().requires_grad_()
-                wg = w.detach().requires_grad_()
-                y = fn(xg, wg)
-                calls.append(lambda y=y, xg=xg, wg=wg, dy=dy: torch.autograd.grad(y, (xg, wg), dy,
-                                                                                  retain_graph=True))
             try:
-                row[name] = median_graph_time(calls)
+                for x, dy in zip(xs, dys):
+                    xg = x.detach().requires_grad_()
+                    wg = w.detach().requires_grad_()
+                    y = fn(xg, wg)
+                    calls.append(lambda y=y, xg=xg, wg=wg, dy=dy: torch.autograd.grad(y, (xg, wg), dy,
+                                                                                      retain_graph=True))
             except Exception as e:  # noqa: BLE001
                 row[name] = "error: %s" % str(e).splitlines()[0][:100]
-            del calls
+                continue
+            paths.append((name, calls))
+    time_paths(row, paths)
+    del paths
     report(row, roof, results)
     del xs, dys, dxs, args
     torch.cuda.empty_cache()
@@ -324,7 +350,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--only", default="fwd,fused,bwd")
+    ap.add_argument("--rounds", type=int, default=2, help="timings per path, order rotated; the lowest counts")
+    ap.add_argument("--shapes", default="", help="forward and backward grid shapes, e.g. 4096x4096,32768x8192")
     args = ap.parse_args()
+    global ROUNDS
+    ROUNDS = max(1, args.rounds)
     torch.manual_seed(0)
     ours = Ours(args.lib)
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -340,10 +370,10 @@ def main():
     cols_f = [512, 2048, 4096, 5120, 8192]
     if args.quick:
         rows_f, cols_f = [1, 32, 4096, 32768], [4096, 8192]
+    picked = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s]
     if "fwd" in only:
-        for r in rows_f:
-            for c in cols_f:
-                run_forward(ours, r, c, {k: v for k, v in peers.items() if callable(v)}, roof, results)
+        for r, c in picked or [(r, c) for r in rows_f for c in cols_f]:
+            run_forward(ours, r, c, {k: v for k, v in peers.items() if callable(v)}, roof, results)
     if "fused" in only:
         run_fused(ours, 32768, 8192, roof, results, quant=False)
         run_fused(ours, 4096, 8192, roof, results, quant=True)
@@ -353,11 +383,9 @@ def main():
         cols_b = [2048, 4096, 5120, 8192]
         if args.quick:
             rows_b, cols_b = [1, 32, 4096, 32768], [4096, 8192]
-        for r in rows_b:
-            for c in cols_b:
-                if r < 1024 and c != 4096:
-                    continue
-                run_backward(ours, r, c, roof, results, peers=peers)
+        grid_b = [(r, c) for r in rows_b for c in cols_b if r >= 1024 or c == 4096]
+        for r, c in picked or grid_b:
+            run_backward(ours, r, c, roof, results, peers=peers)
         run_backward(ours, 32768, 8192, roof, results, dres=True)
     if args.json:
         with open(args.json, "w") as f:
