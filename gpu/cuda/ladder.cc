@@ -25,7 +25,9 @@
  *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
  *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too.
  *     Under 4 rows per SM: 1 vector per thread (2 if a row would need more
- *     than 512 threads), so a row's latency is spread over the most threads.
+ *     than 512 threads), so a row's latency is spread over the most threads;
+ *     from 1 row per SM, rows of 512 or 1024 vectors take 256 threads
+ *     instead (plain forward only, the case measured).
  *     Threads per row: the balanced width for that many vectors, at least
  *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
  *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
@@ -215,7 +217,15 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * 10.63 -> 11.18, 8192x2048 33.87 -> 34.57). */
         const int64_t rps = s->rows / s->sms;
         const int two_mid = s->quant != RMSI_Q_NONE || s->res; /* 2 vectors at mid counts */
-        if (s->rows < 4LL * s->sms)
+        if (s->rows < 4LL * s->sms && s->rows >= s->sms && !two_mid && nvec % 256 == 0 && nvec >= 512 &&
+            nvec <= 1024)
+            /* 1 to 4 rows an SM: 256 threads a row (S6-8, rmsnorm-bench,
+             * against 1 vector of 512 threads or 2 of 512: 256x4096 3.42 ->
+             * 3.13 us, 256x8192 4.77 -> 4.56, 512x4096 5.56 -> 4.70,
+             * 512x8192 7.24 -> 6.40; 128 rows kept more threads, 3.30 vs
+             * 3.49 at 8192 columns) */
+            nv = (int)(nvec / 256);
+        else if (s->rows < 4LL * s->sms)
             nv = 1;
         else if (nvec <= 64 || (two_mid && ((rps < 16 && nvec <= 512) || (rps < 64 && nvec <= 256))))
             nv = 2;
