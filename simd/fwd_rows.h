@@ -17,6 +17,13 @@
  *    output aliasing an input (h_out == x or residual, y == x or residual) is
  *    only overwritten after its last read; later sweeps recompute h from x +
  *    residual (bit-identical) unless h was stored with plain stores.
+ *  - The simple bf16 fused add instead stores h from the sum sweep and feeds
+ *    the y sweep from a stack copy of h (rmsi_fwd_rows_fused_eo).
+ *  - The next row is prefetched into L2 (PREFETCHT1), not L1: with two
+ *    threads T1 took 0.74-0.80x the time of T0 on 8192-column rows and no
+ *    more on 4096-column or hot rows (docs/perf/cpu.md, session 7). Likely
+ *    reason, not measured (no counters in this guest): T0 pulled the next
+ *    16-32 KiB row into the 32 KiB L1 over the current row and the weight.
  */
 #ifndef RMSNORM_SIMD_FWD_ROWS_H
 #define RMSNORM_SIMD_FWD_ROWS_H
@@ -97,8 +104,8 @@ RMSI_INLINE void rmsi_fwd_store1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int
         _mm_storeu_si128((__m128i *)(w->q + j), rmsi_fp8_encode(_mm512_div_ps(v, qs), f));
 }
 
-/* Columns [j, j1) in steps of 32 with the next row's lines prefetched (one
- * prefetch per 64-byte line: 32 16-bit elements, or two lines of f32);
+/* Columns [j, j1) in steps of 32 with the next row's lines prefetched into L2
+ * (one prefetch per 64-byte line: 32 16-bit elements, or two lines of f32);
  * returns the first column not done. pf: prefetch at all. */
 RMSI_INLINE int64_t rmsi_fwd_store32(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j, int64_t j1,
                                      __m512 rs, __m512 qs, const rmsi_fp8v *f, int nt, int pf,
@@ -108,13 +115,13 @@ RMSI_INLINE int64_t rmsi_fwd_store32(const rmsi_fwd_k *k, const rmsi_fwd_row *w,
 
     for (; j + (int64_t)2 * RMSI_VL <= j1; j += (int64_t)2 * RMSI_VL) {
         if (pf) {
-            _mm_prefetch(w->nx + (size_t)j * sz, _MM_HINT_T0);
+            _mm_prefetch(w->nx + (size_t)j * sz, _MM_HINT_T1);
             if (sz == 4u)
-                _mm_prefetch(w->nx + (size_t)j * sz + 64u, _MM_HINT_T0);
+                _mm_prefetch(w->nx + (size_t)j * sz + 64u, _MM_HINT_T1);
             if (w->nr != NULL) {
-                _mm_prefetch(w->nr + (size_t)j * sz, _MM_HINT_T0);
+                _mm_prefetch(w->nr + (size_t)j * sz, _MM_HINT_T1);
                 if (sz == 4u)
-                    _mm_prefetch(w->nr + (size_t)j * sz + 64u, _MM_HINT_T0);
+                    _mm_prefetch(w->nr + (size_t)j * sz + 64u, _MM_HINT_T1);
             }
         }
         rmsi_fwd_store1(k, w, j, rs, qs, f, nt, t, wk, hw, simple);
@@ -187,9 +194,9 @@ RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w,
 
     if (w->nx != NULL) {
         for (; j + 32 <= j1; j += 32) {
-            _mm_prefetch(w->nx + (size_t)j * 2u, _MM_HINT_T0);
+            _mm_prefetch(w->nx + (size_t)j * 2u, _MM_HINT_T1);
             if (w->nr != NULL)
-                _mm_prefetch(w->nr + (size_t)j * 2u, _MM_HINT_T0);
+                _mm_prefetch(w->nr + (size_t)j * 2u, _MM_HINT_T1);
             rmsi_fwd_eo1(&k, w, j, 0, 1, rs, nt, wk, hw);
         }
     } else {
@@ -330,6 +337,116 @@ RMSI_INLINE void rmsi_fwd_store_h(const rmsi_fwd_ctx *c, const char *x, const ch
     }
 }
 
+/* The 32 h bits at column j to h_out (m: the lanes, when !full) and, when hb
+ * is given, to the same columns of hb. */
+RMSI_INLINE void rmsi_fwd_put_h(char *hout, char *hb, int64_t j, __m512i b, rmsi_mask32 m, int full,
+                                int nt)
+{
+    char *hp = hout + (size_t)j * 2u;
+
+    if (!full)
+        _mm512_mask_storeu_epi16(hp, m, b);
+    else if (nt)
+        _mm512_stream_si512((void *)hp, b);
+    else
+        _mm512_storeu_si512(hp, b);
+    if (hb != NULL && full)
+        _mm512_store_si512((void *)(hb + (size_t)j * 2u), b);
+    else if (hb != NULL)
+        _mm512_mask_storeu_epi16(hb + (size_t)j * 2u, m, b);
+}
+
+/* rmsi_row_sumsq_bf16 of h = round(x + r), same blocks, lanes and order (so
+ * the same bits), storing h to hout (and hb) as it goes: the row's only sweep
+ * over x and r. Streaming needs hout 64-byte aligned: no store head here. */
+RMSI_INLINE float rmsi_fwd_sum_h_eo(const char *x, const char *r, char *hout, char *hb, int64_t cols,
+                                    int nt, int hw)
+{
+    __m512 tot = _mm512_setzero_ps();
+    __m512 a4 = _mm512_setzero_ps();
+    const int64_t c64 = cols & ~(int64_t)63;
+    int64_t j = 0;
+
+    while (j < c64) {
+        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; j < end; j += 64) {
+            __m512 e0, o0, e1, o1;
+            const __m512i b0 = rmsi_h_bits_eo(x, r, j, 0, 1, hw);
+            const __m512i b1 = rmsi_h_bits_eo(x, r, j + 32, 0, 1, hw);
+            rmsi_fwd_put_h(hout, hb, j, b0, 0, 1, nt);
+            rmsi_fwd_put_h(hout, hb, j + 32, b1, 0, 1, nt);
+            rmsi_bf16_eo(b0, &e0, &o0);
+            rmsi_bf16_eo(b1, &e1, &o1);
+            a0 = _mm512_fmadd_ps(e0, e0, a0);
+            a1 = _mm512_fmadd_ps(o0, o0, a1);
+            a2 = _mm512_fmadd_ps(e1, e1, a2);
+            a3 = _mm512_fmadd_ps(o1, o1, a3);
+        }
+        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    for (; j < cols; j += 32) {
+        __m512 e, o;
+        const int64_t n = cols - j;
+        const rmsi_mask32 m = rmsi_vmask32(n < 32 ? n : 32);
+        const __m512i b = rmsi_h_bits_eo(x, r, j, m, 0, hw);
+        rmsi_fwd_put_h(hout, hb, j, b, m, 0, nt);
+        rmsi_bf16_eo(b, &e, &o);
+        a4 = _mm512_fmadd_ps(e, e, a4);
+        a4 = _mm512_fmadd_ps(o, o, a4);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+/* Columns of the stack copy of h in rmsi_fwd_rows_fused_eo: 16 KiB, so that
+ * at 8192 columns the y sweep reads h and the weight from L1/L2 instead of x,
+ * residual and the weight. */
+#define RMSI_FWD_HBUF_COLS 8192
+
+/* 1 when rmsi_fwd_rows_fused_eo may run: h is stored before y (h_out aliasing
+ * x or residual alone must be stored last, rmsi_fwd_rows' order), and every
+ * streamed h row starts on 64 bytes. */
+static inline int rmsi_fwd_fused_ok(const rmsi_fwd_ctx *c)
+{
+    return c->h != NULL && c->h_first &&
+           (!c->h_nt || (((uintptr_t)c->h | (uintptr_t)c->hs) & 63u) == 0u);
+}
+
+/* Rows [r0, r1) of the simple bf16 fused add (no or a bf16 weight). The
+ * three sweeps of rmsi_fwd_rows (sum, h_out, y) each form h from x and r
+ * (two loads, two adds, a pack); here the sum sweep stores h and the y sweep
+ * reads it back: from h_out when plain-stored (in cache), else from a stack
+ * copy when the row fits, else from x + r. Same values, same sum order:
+ * bit-identical. Measured in docs/perf/cpu.md, session 7. */
+RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, int wk, int hw)
+{
+    _Alignas(64) char hb[RMSI_FWD_HBUF_COLS * 2];
+    char *const copy = (c->h_nt && c->cols <= RMSI_FWD_HBUF_COLS) ? hb : NULL;
+    int64_t r;
+
+    for (r = r0; r < r1; r++) {
+        const char *xr = c->x + (size_t)r * c->xs;
+        const char *rr = c->res + (size_t)r * c->rs;
+        char *hr = c->h + (size_t)r * c->hs;
+        rmsi_fwd_row w;
+
+        w.hx = copy != NULL ? copy : c->h_read ? hr : xr;
+        w.hr = (copy != NULL || c->h_read) ? NULL : rr;
+        w.y = c->y + (size_t)r * c->ys;
+        w.q = NULL;
+        w.nx = r + 1 < r1 ? xr + c->xs : NULL;
+        w.nr = r + 1 < r1 ? rr + c->rs : NULL;
+
+        const float ss = rmsi_fwd_sum_h_eo(xr, rr, hr, copy, c->cols, c->h_nt, hw);
+        const float rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
+        if (c->rstd != NULL)
+            c->rstd[r] = rstd;
+        rmsi_fwd_store_row(c, &w, _mm512_set1_ps(rstd), 1.0f, RMSNORM_BF16, wk, hw, 1);
+    }
+    if (c->nt || c->h_nt)
+        _mm_sfence(); /* streaming stores visible before the caller (or the region's end) reads */
+}
+
 /* Rows [r0, r1). simple != 0 (a compile-time constant of the instantiation):
  * the call has no quantisation and no ROUND_LLAMA and writes y, so the loops
  * carry none of their tests, and bf16 takes the even/odd sweeps. */
@@ -338,6 +455,10 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
 {
     int64_t r;
 
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_fused_ok(c)) {
+        rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw);
+        return;
+    }
     for (r = r0; r < r1; r++) {
         const char *xr = c->x + (size_t)r * c->xs;
         const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
