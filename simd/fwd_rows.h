@@ -337,67 +337,6 @@ RMSI_INLINE void rmsi_fwd_store_h(const rmsi_fwd_ctx *c, const char *x, const ch
     }
 }
 
-/* The 32 h bits at column j to h_out (m: the lanes, when !full) and, when hb
- * is given, to the same columns of hb. */
-RMSI_INLINE void rmsi_fwd_put_h(char *hout, char *hb, int64_t j, __m512i b, rmsi_mask32 m, int full,
-                                int nt)
-{
-    char *hp = hout + (size_t)j * 2u;
-
-    if (!full)
-        _mm512_mask_storeu_epi16(hp, m, b);
-    else if (nt)
-        _mm512_stream_si512((void *)hp, b);
-    else
-        _mm512_storeu_si512(hp, b);
-    if (hb != NULL && full)
-        _mm512_store_si512((void *)(hb + (size_t)j * 2u), b);
-    else if (hb != NULL)
-        _mm512_mask_storeu_epi16(hb + (size_t)j * 2u, m, b);
-}
-
-/* rmsi_row_sumsq_bf16 of h = round(x + r), same blocks, lanes and order (so
- * the same bits), storing h to hout (and hb) as it goes: the row's only sweep
- * over x and r. Streaming needs hout 64-byte aligned: no store head here. */
-RMSI_INLINE float rmsi_fwd_sum_h_eo(const char *x, const char *r, char *hout, char *hb, int64_t cols,
-                                    int nt, int hw)
-{
-    __m512 tot = _mm512_setzero_ps();
-    __m512 a4 = _mm512_setzero_ps();
-    const int64_t c64 = cols & ~(int64_t)63;
-    int64_t j = 0;
-
-    while (j < c64) {
-        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
-        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (; j < end; j += 64) {
-            __m512 e0, o0, e1, o1;
-            const __m512i b0 = rmsi_h_bits_eo(x, r, j, 0, 1, hw);
-            const __m512i b1 = rmsi_h_bits_eo(x, r, j + 32, 0, 1, hw);
-            rmsi_fwd_put_h(hout, hb, j, b0, 0, 1, nt);
-            rmsi_fwd_put_h(hout, hb, j + 32, b1, 0, 1, nt);
-            rmsi_bf16_eo(b0, &e0, &o0);
-            rmsi_bf16_eo(b1, &e1, &o1);
-            a0 = _mm512_fmadd_ps(e0, e0, a0);
-            a1 = _mm512_fmadd_ps(o0, o0, a1);
-            a2 = _mm512_fmadd_ps(e1, e1, a2);
-            a3 = _mm512_fmadd_ps(o1, o1, a3);
-        }
-        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
-    }
-    for (; j < cols; j += 32) {
-        __m512 e, o;
-        const int64_t n = cols - j;
-        const rmsi_mask32 m = rmsi_vmask32(n < 32 ? n : 32);
-        const __m512i b = rmsi_h_bits_eo(x, r, j, m, 0, hw);
-        rmsi_fwd_put_h(hout, hb, j, b, m, 0, nt);
-        rmsi_bf16_eo(b, &e, &o);
-        a4 = _mm512_fmadd_ps(e, e, a4);
-        a4 = _mm512_fmadd_ps(o, o, a4);
-    }
-    return rmsi_hsum(_mm512_add_ps(tot, a4));
-}
-
 /* Columns of the stack copy of h in rmsi_fwd_rows_fused_eo: 16 KiB, so that
  * at 8192 columns the y sweep reads h and the weight from L1/L2 instead of x,
  * residual and the weight. */
@@ -437,7 +376,7 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
         w.nx = r + 1 < r1 ? xr + c->xs : NULL;
         w.nr = r + 1 < r1 ? rr + c->rs : NULL;
 
-        const float ss = rmsi_fwd_sum_h_eo(xr, rr, hr, copy, c->cols, c->h_nt, hw);
+        const float ss = rmsi_row_sumsq_bf16_put(xr, rr, c->cols, hw, hr, copy, c->h_nt);
         const float rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
         if (c->rstd != NULL)
             c->rstd[r] = rstd;

@@ -66,10 +66,33 @@ RMSI_INLINE void rmsi_h_eo(const char *x, const char *r, int64_t j, rmsi_mask32 
     rmsi_bf16_eo(rmsi_h_bits_eo(x, r, j, m, full, hw), e, o);
 }
 
+/* The 32 h bits at column j to h_out (m: the lanes, when !full) and, when hb
+ * is given, to the same columns of hb. */
+RMSI_INLINE void rmsi_h_put(char *hout, char *hb, int64_t j, __m512i b, rmsi_mask32 m, int full,
+                                int nt)
+{
+    char *hp = hout + (size_t)j * 2u;
+
+    if (!full)
+        _mm512_mask_storeu_epi16(hp, m, b);
+    else if (nt)
+        _mm512_stream_si512((void *)hp, b);
+    else
+        _mm512_storeu_si512(hp, b);
+    if (hb != NULL && full)
+        _mm512_store_si512((void *)(hb + (size_t)j * 2u), b);
+    else if (hb != NULL)
+        _mm512_mask_storeu_epi16(hb + (size_t)j * 2u, m, b);
+}
+
 /* bf16: the same blocks, but each 64 elements load as two zmm of 32 in
  * even/odd form (a0: even of the first 32, a1: odd, a2/a3 the second 32), and
- * the tail goes 32 at a time (masked), even then odd, into a4. */
-RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols, int hw)
+ * the tail goes 32 at a time (masked), even then odd, into a4. With hout, h
+ * is also stored to hout (and hb) as it goes (the fused add's one sweep over
+ * x and r; streaming needs hout 64-byte aligned: no store head here); one
+ * loop for both, so the sum has the same bits either way. */
+RMSI_INLINE float rmsi_row_sumsq_bf16_put(const char *x, const char *r, int64_t cols, int hw, char *hout,
+                                          char *hb, int nt)
 {
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
@@ -81,8 +104,14 @@ RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
             __m512 e0, o0, e1, o1;
-            rmsi_h_eo(x, r, j, 0, 1, hw, &e0, &o0);
-            rmsi_h_eo(x, r, j + 32, 0, 1, hw, &e1, &o1);
+            const __m512i b0 = rmsi_h_bits_eo(x, r, j, 0, 1, hw);
+            const __m512i b1 = rmsi_h_bits_eo(x, r, j + 32, 0, 1, hw);
+            if (hout != NULL) {
+                rmsi_h_put(hout, hb, j, b0, 0, 1, nt);
+                rmsi_h_put(hout, hb, j + 32, b1, 0, 1, nt);
+            }
+            rmsi_bf16_eo(b0, &e0, &o0);
+            rmsi_bf16_eo(b1, &e1, &o1);
             a0 = _mm512_fmadd_ps(e0, e0, a0);
             a1 = _mm512_fmadd_ps(o0, o0, a1);
             a2 = _mm512_fmadd_ps(e1, e1, a2);
@@ -93,11 +122,20 @@ RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols
     for (; j < cols; j += 32) {
         __m512 e, o;
         const int64_t n = cols - j;
-        rmsi_h_eo(x, r, j, rmsi_vmask32(n < 32 ? n : 32), 0, hw, &e, &o);
+        const rmsi_mask32 m = rmsi_vmask32(n < 32 ? n : 32);
+        const __m512i b = rmsi_h_bits_eo(x, r, j, m, 0, hw);
+        if (hout != NULL)
+            rmsi_h_put(hout, hb, j, b, m, 0, nt);
+        rmsi_bf16_eo(b, &e, &o);
         a4 = _mm512_fmadd_ps(e, e, a4);
         a4 = _mm512_fmadd_ps(o, o, a4);
     }
     return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols, int hw)
+{
+    return rmsi_row_sumsq_bf16_put(x, r, cols, hw, NULL, NULL, 0);
 }
 
 /* f32 and f16: sum over the row of h_j^2 in the order above. */
