@@ -8,6 +8,13 @@ The plugin's table is reached by calling its entry point directly through
 ctypes: the core dlopened the same file, so both see the same pin.
 
     python3 bench/gpu_search.py [--shapes 4096x4096,32768x8192] [--op fwd,bwd]
+
+Ops: fwd, fused (residual added, h written), addq_block (fused + 1x128 fp8
+block quant + y), bwd, bwd_dres (adding a residual gradient), bwd_nodw (no
+dweight: what the dw partials and their reduction cost). The plugin's
+describe/enumerate hooks know only forward or backward, so for fused and
+addq_block the "ladder" text is the plain forward's; the ladder's time is
+the op's own (the pins that op rejects are skipped).
 """
 import argparse
 import ctypes as C
@@ -46,7 +53,8 @@ def main():
     ap.add_argument("--lib", default="build/librmsnorm.so")
     ap.add_argument("--plugin", default="build/librmsnorm_cuda.so")
     ap.add_argument("--shapes", default="1x8192,32x4096,1024x4096,4096x4096,16384x5120,32768x8192,65536x2048")
-    ap.add_argument("--op", default="fwd,bwd", help="fwd, bwd, bwd_dres (comma-separated)")
+    ap.add_argument("--op", default="fwd,bwd", help="fwd, fused, addq_block, bwd, bwd_dres, bwd_nodw (comma list)")
+    ap.add_argument("--ladder-only", action="store_true", help="time the ladder's config only, no enumeration")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     ours = P.Ours(args.lib)
@@ -56,28 +64,37 @@ def main():
     for op in args.op.split(","):
         for shp in args.shapes.split(","):
             rows, cols = (int(v) for v in shp.split("x"))
-            opc = 0 if op == "fwd" else 1  # bwd_dres: the backward adding a residual gradient
+            opc = 1 if op.startswith("bwd") else 0
             cset(b"auto")
             cdesc(opc, rows, cols, R.BF16, buf, 128)
             ladder = buf.value.decode()
             x = torch.randn(rows, cols, dtype=torch.bfloat16, device="cuda")
             w = torch.rand(cols, dtype=torch.bfloat16, device="cuda") + 0.5
             y = torch.empty_like(x)
-            if op == "fwd":
-                a = ours.fwd_args(x, w, y)
+            if opc == 0:
+                res = torch.randn_like(x) if op != "fwd" else None
+                h = torch.empty_like(x) if op != "fwd" else None
+                q = sc = None
+                quant = R.Q_BLOCK if op == "addq_block" else R.Q_NONE
+                if quant != R.Q_NONE:
+                    q = torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
+                    sc = torch.empty((cols // 128) * ((rows + 3) // 4 * 4), dtype=torch.float32, device="cuda")
+                a = ours.fwd_args(x, w, y, res=res, h=h, q=q, scale=sc, quant=quant)
                 call = lambda: ours.fwd(a)  # noqa: E731
             else:
                 dy = torch.randn_like(x)
                 rstd = torch.rsqrt(x.float().pow(2).mean(-1) + P.EPS).contiguous()
-                dw = torch.empty(cols, dtype=torch.float32, device="cuda")
-                ws = torch.empty(max(ours.ws_bytes(rows, cols), 16), dtype=torch.uint8, device="cuda")
+                nodw = op == "bwd_nodw"
+                dw = None if nodw else torch.empty(cols, dtype=torch.float32, device="cuda")
+                ws = None if nodw else torch.empty(max(ours.ws_bytes(rows, cols), 16), dtype=torch.uint8,
+                                                   device="cuda")
                 dres = torch.randn_like(x) if op == "bwd_dres" else None
                 a = ours.bwd_args(dy, x, w, rstd, y, dw, ws, dres=dres)
                 call = lambda: ours.bwd(a)  # noqa: E731
             times = {}
             t_ladder = P.median_graph_time([call], target_ms=1.0, replays=5)
             i = 0
-            while cenum(opc, rows, cols, R.BF16, i, buf, 128) == 0:
+            while not args.ladder_only and cenum(opc, rows, cols, R.BF16, i, buf, 128) == 0:
                 spec = buf.value
                 i += 1
                 if cset(spec) != 0:
@@ -92,6 +109,8 @@ def main():
             # ladder's config is timed again after the enumeration; the lower counts.
             t_first = t_ladder
             t_ladder = min(t_first, P.median_graph_time([call], target_ms=1.0, replays=5))
+            if not times:
+                times[ladder] = t_ladder
             best = min(times, key=times.get)
             row = {"op": op, "rows": rows, "cols": cols, "ladder": ladder, "t_ladder": t_ladder, "t_first": t_first,
                    "best": best, "t_best": times[best], "n": len(times),

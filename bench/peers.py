@@ -153,9 +153,9 @@ class Ours:
         a.eps = EPS
         a.dx = R.mat(dx, T)
         a.dresidual = R.mat(dres, T, x.shape[0], x.shape[1])
-        a.dweight = dw.data_ptr()
-        a.workspace = ws.data_ptr()
-        a.workspace_bytes = ws.numel()
+        a.dweight = dw.data_ptr() if dw is not None else None
+        a.workspace = ws.data_ptr() if ws is not None else None
+        a.workspace_bytes = ws.numel() if ws is not None else 0
         return a
 
     def bwd(self, a):

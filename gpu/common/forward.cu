@@ -40,7 +40,8 @@ namespace {
  * residual's vectors are live together with x's): NV = 1 -> 40, 2 -> 40,
  * 4 -> 40 (48 with fp32 weights next to 16-bit activations: two weight
  * chunks a vector; 2 -> 56 too, since the 1- and 2-vector configs hold the
- * weights with the row), 8 -> 72, the fp8 variants 40/56/64/112. With one:
+ * weights with the row), 8 -> 72, the fp8 variants 48/56/64/112 (64 at 2
+ * with fp32 weights: they too hold the weights with the row). With one:
  * 40/48 (56 wide)/64/128, fp8 48/64/96/144. 4 vectors with the weights
  * loaded with the row (WL): 64 (80 wide), with a residual 80 (112 wide); 56
  * spilled. CTAs have at most RMSI_REG_MAXT threads.
@@ -55,8 +56,9 @@ namespace {
     ((nv) == 1 ? ((q) ? 48 : 40) \
                : ((nv) == 2 ? ((q) ? 64 : ((wide) ? 56 : 48)) : ((nv) == 4 ? ((q) ? 96 : 64) : ((q) ? 144 : 128))))
 #define RMSI_FWD_REGS_PLAIN(nv, q, wide) \
-    ((nv) == 1 ? 40 : ((nv) == 2 ? ((q) ? 56 : ((wide) ? 56 : 40)) : ((nv) == 4 ? ((q) ? 64 : ((wide) ? 48 : 40)) \
-                                                                              : ((q) ? 112 : 72))))
+    ((nv) == 1 ? ((q) ? 48 : 40) \
+               : ((nv) == 2 ? ((q) ? ((wide) ? 64 : 56) : ((wide) ? 56 : 40)) \
+                            : ((nv) == 4 ? ((q) ? 64 : ((wide) ? 48 : 40)) : ((q) ? 112 : 72))))
 #define RMSI_FWD_REGS(nv, q, r, wide) ((r) ? RMSI_FWD_REGS_RES(nv, q, wide) : RMSI_FWD_REGS_PLAIN(nv, q, wide))
 /* 4 vectors with the weights loaded with the row (WL, config stage = 1):
  * 4 (8 wide) more 16-byte registers a thread live across the reduction. */
@@ -160,21 +162,29 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
 
         /* WP: the weights are loaded with the row instead of after its
          * reduction, so a row pays one memory latency, not two: at 1-2
-         * vectors a thread, and at 4 where the config asks for it (WL,
-         * stage = 1: 16 more registers, so fewer CTAs fit; faster at every
-         * 4-vector shape measured in S6-2). Never with fp8 output, whose
-         * kernels have no registers to spare: there the second latency is
-         * hidden only by many resident CTAs (an L1 prefetch of the weights
-         * instead was slower everywhere, session 5). */
-        constexpr bool WP = (NV <= 2 || WL) && !Q;
+         * vectors a thread (fp8 output too: within the same register caps,
+         * 0.3-1% faster at the fused fp8 shapes of S7-2), and at 4 where the
+         * config asks for it (WL, stage = 1: 16 more registers, so fewer
+         * CTAs fit; faster at every 4-vector shape measured in S6-2). Not
+         * for fp8 output at 4 vectors: pinned there it was slower (S7-2,
+         * quant-block 32768x8192 402.7 -> 443.0 us at 80 registers), and
+         * an L1 prefetch of the weights was slower everywhere (session 5).
+         * A dead vector's weights are zero: the block quantiser computes
+         * it for its shuffles, and no value of it is stored. */
+        constexpr bool WP = NV <= 2 || WL;
         constexpr int WCH = rmsi_wchunks<T, W>::n;
         uint4 wpa[WP ? NV : 1][WCH];
         if (WP && p.w) {
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const int i = t + k * tpr;
-                if (live && i < nvec)
+                if (live && i < nvec) {
                     rmsi_fwd_wload<T, W>(p, i, wpa[k]);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < WCH; c++)
+                        wpa[k][c] = make_uint4(0u, 0u, 0u, 0u);
+                }
             }
         }
 
@@ -201,7 +211,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
                 if (!(live && i < nvec))
                     continue;
                 float v[VEC];
-                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v, nullptr);
+                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     amax = fmaxf(amax, fabsf(v[e]));

@@ -20,7 +20,10 @@
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
  *     on every searched shape in session 2; loads-only or stores-only within
- *     1% of both in session 3). From 4 rows per SM: 4 vectors per thread,
+ *     1% of both in session 3; from 64 rows per SM without fp8 output the
+ *     default policy instead, 0-5% faster there in session 7, where a fused
+ *     add of 1024 vectors also takes 2 vectors a thread). From 4 rows per
+ *     SM: 4 vectors per thread,
  *     the weights loaded with the row (stage = 1; 8192 bf16 columns: 64
  *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
  *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too.
@@ -232,6 +235,18 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         else
             nv = 4;
         c.cache = 1;
+        if (s->quant == RMSI_Q_NONE && rps >= 64) {
+            /* Many rows: the default cache policy, and with a residual 2
+             * vectors at 1024 (S7-4, S7-5, rmsnorm-bench, alternated twice:
+             * fused add 32768x8192 550.2 us at 4 vectors with streaming
+             * hints, 523.6 without, 516.0 at 2 vectors without; 65536x4096
+             * 545.8 -> 521.6, where 2 vectors were no faster; forward
+             * 32768x8192 264.2 -> 259.9, 65536x4096 263.4 -> 254.9,
+             * 65536x2048 127.7 both ways) */
+            c.cache = 0;
+            if (s->res && nvec == 1024)
+                nv = 2;
+        }
         if (s->quant != RMSI_Q_NONE && nv == 4) {
             /* fp8 output: default cache policy; with a residual 2 vectors (its
              * kernels need 96 registers at NV = 4: add-quant-token 4096x8192
