@@ -162,16 +162,17 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
 
         /* WP: the weights are loaded with the row instead of after its
          * reduction, so a row pays one memory latency, not two: at 1-2
-         * vectors a thread (fp8 output too: within the same register caps,
-         * 0.3-1% faster at the fused fp8 shapes of S7-2), and at 4 where the
+         * vectors a thread (fp8 output too on CUDA: within the same register
+         * caps, 0-1.2% faster at the fused fp8 shapes of S7-3), and at 4 where the
          * config asks for it (WL, stage = 1: 16 more registers, so fewer
          * CTAs fit; faster at every 4-vector shape measured in S6-2). Not
          * for fp8 output at 4 vectors: pinned there it was slower (S7-2,
          * quant-block 32768x8192 402.7 -> 443.0 us at 80 registers), and
          * an L1 prefetch of the weights was slower everywhere (session 5).
-         * A dead vector's weights are zero: the block quantiser computes
-         * it for its shuffles, and no value of it is stored. */
-        constexpr bool WP = NV <= 2 || WL;
+         * With fp8 output a dead vector's weights are zero: the block
+         * quantiser computes it for its shuffles, and stores nothing of it;
+         * the other outputs skip it. */
+        constexpr bool WP = (NV <= 2 && (!Q || RMSI_FP8_WEIGHTS_WITH_ROW)) || WL;
         constexpr int WCH = rmsi_wchunks<T, W>::n;
         uint4 wpa[WP ? NV : 1][WCH];
         if (WP && p.w) {
@@ -180,7 +181,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
                 const int i = t + k * tpr;
                 if (live && i < nvec) {
                     rmsi_fwd_wload<T, W>(p, i, wpa[k]);
-                } else {
+                } else if (Q) {
 #pragma unroll
                     for (int c = 0; c < WCH; c++)
                         wpa[k][c] = make_uint4(0u, 0u, 0u, 0u);

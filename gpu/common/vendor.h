@@ -75,6 +75,10 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
 /* The backward reads weff from registers (no shared-memory row): see
  * rmsi_bwd_reg_smem in kernel_args.h. */
 #define RMSI_BWD_WSM 0
+/* fp8 forward kernels load their weights after the row's reduction: with
+ * the row (as on CUDA) would cost gfx942 one or two waves of occupancy at
+ * 1-2 vectors (docs/perf/amd-isa.md), unmeasured on AMD hardware. */
+#define RMSI_FP8_WEIGHTS_WITH_ROW 0
 #define rmsi_smem_optin(k, bytes) hipFuncSetAttribute(k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
 
 /* No programmatic dependent launch on AMD: every kernel is a plain <<<>>>
@@ -145,6 +149,9 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() { asm volatile("cp.asy
 #define RMSI_HAVE_HW_PACK2 1
 /* The backward stages the fp32 weff row in shared memory once per CTA. */
 #define RMSI_BWD_WSM 1
+/* fp8 forward kernels at 1-2 vectors load their weights with the row
+ * (forward.cu; S7-2/S7-3 on the H200). */
+#define RMSI_FP8_WEIGHTS_WITH_ROW 1
 #define rmsi_smem_optin(k, bytes) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
 __device__ __forceinline__ uint32_t rmsi_bf16x2_hw(float lo, float hi)
 {
