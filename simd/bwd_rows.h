@@ -90,8 +90,8 @@ RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m
             if (w->nx != NULL) { /* first half of the next row: see rmsi_bwd_row_run */
                 size_t o;
                 for (o = 0; o < 32u * sz; o += 64u) {
-                    _mm_prefetch(w->nx + (size_t)j * sz / 2u + o, _MM_HINT_T0);
-                    _mm_prefetch(w->ndy + (size_t)j * sz / 2u + o, _MM_HINT_T0);
+                    _mm_prefetch(w->nx + (size_t)j * sz / 2u + o, _MM_HINT_T1);
+                    _mm_prefetch(w->ndy + (size_t)j * sz / 2u + o, _MM_HINT_T1);
                 }
             }
             rmsi_bwd_gn(&k, w, j, 0, 1, rs, t, wk, &dy, &g, &n);
@@ -160,8 +160,8 @@ RMSI_INLINE void rmsi_bwd_out_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w
     if (w->nx != NULL) {
         for (; j + RMSI_VL <= j1; j += RMSI_VL) {
             const size_t o = (size_t)c->cols * sz / 2u + (size_t)j * sz / 2u;
-            _mm_prefetch(w->nx + o, _MM_HINT_T0);
-            _mm_prefetch(w->ndy + o, _MM_HINT_T0);
+            _mm_prefetch(w->nx + o, _MM_HINT_T1);
+            _mm_prefetch(w->ndy + o, _MM_HINT_T1);
             rmsi_bwd_out(&k, w, j, 0, 1, nt, rs, cm, t, wk, hw, simple);
         }
     } else {
@@ -332,7 +332,12 @@ RMSI_INLINE void rmsi_bwd_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, in
 /* One row. The next row of x and dy is prefetched in two halves, the first
  * during the dot sweep and the second during the dx sweep, so that requests
  * to memory go out at an even pace over the whole row instead of only while
- * dx is written (the dot sweep itself reads from the cache). */
+ * dx is written (the dot sweep itself reads from the cache). In the ordered
+ * form into L2 (PREFETCHT1): an f32 row of x, dy, the weights and the
+ * partial is 64 KB at 4096 columns, twice the L1, and a next row pulled into
+ * L1 evicted the current one between its two sweeps (T0 -> T1: 16-24%
+ * faster at 16384x4096 and 8192x8192 f32 on two threads, docs/perf/cpu.md
+ * session 8). */
 RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_bwd_row *w,
                                   rmsnorm_dtype t, int wk, int hw, int simple)
 {
