@@ -194,6 +194,11 @@ def main():
         fwd_case(ours, 4096, 4096, dt, wdt=f32, res=True, llama=True, off=1.0)
     fwd_case(ours, 2500, 8192, bf, res=True, hout=False, pad=8)
     fwd_case(ours, 4096, 4096, hf, res=True, inplace=True)
+    # from 64 rows an SM (8448 on 132 SMs): the default cache policy, and a
+    # fused add of 1024 vectors at 2 vectors a thread (512 threads a row)
+    fwd_case(ours, 8448, 8192, bf, res=True)
+    fwd_case(ours, 8448, 4096, f32, wdt=f32, res=True, off=1.0)
+    fwd_case(ours, 8448, 2048, bf)
     # multi-pass: wide rows (16-byte) and misaligned / odd strides (narrow)
     fwd_case(ours, 3, 262144, bf, res=True)
     fwd_case(ours, 2, 100003, f32)

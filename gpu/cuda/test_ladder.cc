@@ -8,7 +8,7 @@
  * enumerated config must be accepted and must round-trip through its text
  * and a pin, and the backward grid times rows per CTA must stay within the
  * partial count workspace_size reserves (a larger one would write past the
- * workspace).
+ * workspace). A few rules fixed by H200 measurements are checked by value.
  */
 #include <stdio.h>
 
@@ -52,8 +52,38 @@ static void check_shape(const rmsi_shape &s, long *configs)
     }
 }
 
+/* Rules the H200 measurements fixed (docs/perf/h200.md), so that a ladder
+ * edit that undoes one fails here rather than only in a benchmark. */
+static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, int res, int nv, int cache)
+{
+    rmsi_shape s = {};
+    rmsi_config c;
+    s.op = op;
+    s.rows = rows;
+    s.cols = cols;
+    s.esz = esz;
+    s.vec_ok = 1;
+    s.quant = quant;
+    s.res = res;
+    s.sms = 132;
+    s.smem = 232448;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == RMSI_PATH_REG && c.nv == nv && c.cache == cache,
+          "rule: op %d %lldx%lld esz %d quant %d res %d: nv %d cache %d, expected nv %d cache %d", op,
+          (long long)rows, (long long)cols, esz, quant, res, c.nv, c.cache, nv, cache);
+}
+
 int main()
 {
+    /* session 7 (S7-4, S7-5): from 64 rows an SM without fp8 output the
+     * default cache policy; a fused add of 1024 vectors at 2 vectors;
+     * fewer rows keep the streaming hints; fp8 keeps its own rule */
+    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 1, 2, 0);
+    check_rule(RMSI_OP_FWD, 65536, 4096, 2, RMSI_Q_NONE, 1, 4, 0);
+    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0);
+    check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 0, 4, 1);
+    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 0, 4, 0);
+
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
     static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
     /* SM counts with their opt-in shared memory per CTA (0: unknown) */
