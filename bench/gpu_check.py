@@ -221,6 +221,9 @@ def main():
     bwd_case(ours, 7, 65536, bf)
     bwd_case(ours, 17, 1000, hf, pad=3, xoff=1)
     bwd_case(ours, 4096, 4096, bf)
+    # clusters of 2 summing the dw partials (16 rows an SM, 128 threads a row)
+    bwd_case(ours, 16384, 2048, bf)
+    bwd_case(ours, 4224, 2048, hf, saved=False, dres=True, llama=True)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

@@ -151,6 +151,59 @@ __device__ __forceinline__ void rmsi_bwd_weff_of(const rmsi_bwd_params &p, const
     rmsi_slots_get<Q4>(wsm, k, tpr, wf);
 }
 
+/* cl > 1 (config knob cl): the cluster's dw accumulators, every row group
+ * of its cl CTAs, become one partial row, p.ws row blockIdx.x / cl.
+ * CTA `rank` sums the rank-th of cl contiguous pieces of the row; each float4
+ * of it is summed over the CTAs in rank order, then the row groups in order,
+ * read through distributed shared memory: a fixed order, so the bits depend
+ * on the grid and cl alone. Consecutive threads write consecutive float4s.
+ * acc0: the CTA's first accumulator slot (row group 0, thread 0); slot m of
+ * row group y's thread t is acc0[m * nth + y * tpr + t], as in rmsi_bwd_reg
+ * (smem4: its dynamic shared memory).
+ * Every thread of every CTA of the cluster calls this (the barriers are
+ * cluster-wide); the second barrier keeps each CTA's shared memory alive
+ * until the others have read it. At 4096x4096 bf16 (396 CTAs) the partial
+ * rows were 6.5 MB written and read again by rmsi_dw_reduce. */
+template <typename T, int NV>
+__device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, const float4 *smem4)
+{
+    constexpr int Q4 = 4 / (int)sizeof(T); /* float4 slots a vector */
+    /* the shape of the CTA read afresh (opaque): values kept from before the
+     * row loop would cost registers across it (the 4-vector kernels spilled) */
+    const int tpr = rmsi_ntid_x();
+    const int groups = rmsi_ntid_y();
+    const int nth = tpr * groups;
+    const float4 *acc0 = smem4 + (RMSI_BWD_WSM ? NV * Q4 * tpr : 0);
+    const int cl = p.cl;
+    const unsigned rank = rmsi_cluster_rank();
+    const int nf = (int)(p.cols / 4); /* float4s of a row (VEC | cols) */
+    const int per = (nf + cl - 1) / cl;
+    const int lo = (int)rank * per;
+    const int hi = lo + per < nf ? lo + per : nf;
+    float4 *part = reinterpret_cast<float4 *>(p.ws + (int64_t)(blockIdx.x / (unsigned)cl) * p.cols);
+    rmsi_cluster_sync(); /* every CTA's accumulators are final */
+    for (int o = lo + rmsi_tid_y() * tpr + rmsi_tid_x(); o < hi; o += nth) {
+        const int i = o / Q4;        /* vector of the row */
+        const int q = o - i * Q4;    /* float4 of the vector */
+        const int k = i / tpr;       /* the owner's vector slot */
+        const int tt = i - k * tpr;  /* the owner's column thread */
+        const int slot = (k * Q4 + q) * nth + tt;
+        float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int r = 0; r < cl; r++) {
+            const float4 *ra = rmsi_cluster_map(acc0, (unsigned)r);
+            for (int y = 0; y < groups; y++) {
+                const float4 a = ra[slot + y * tpr];
+                s.x = __fadd_rn(s.x, a.x);
+                s.y = __fadd_rn(s.y, a.y);
+                s.z = __fadd_rn(s.z, a.z);
+                s.w = __fadd_rn(s.w, a.w);
+            }
+        }
+        part[o] = s;
+    }
+    rmsi_cluster_sync(); /* the other CTAs have read this one's accumulators */
+}
+
 /* Dynamic shared memory of rmsi_bwd_reg (rmsi_bwd_reg_smem):
  * - with RMSI_BWD_WSM, the CTA's weff row (w + w_off, or 1) in fp32, filled
  *   once by row group 0: each row reads it twice, and loading, widening and
@@ -354,7 +407,9 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             }
         }
     }
-    if (acc) {
+    if (RMSI_HAVE_CLUSTER && p.ws && p.cl > 1) {
+        rmsi_bwd_cluster_sum<T, NV>(p, rmsi_bwd_smem4);
+    } else if (acc) {
         float *part = p.ws + ((int64_t)blockIdx.x * blockDim.y + threadIdx.y) * p.cols;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
@@ -530,18 +585,23 @@ static int rmsi_bwd_optin(rmsi_bwd_kernel k, size_t smem)
 }
 
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
-                         int64_t grid, void *stream, int pdl)
+                         int64_t grid, void *stream, int pdl, size_t smem_launch)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
     rmsi_bwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = rmsi_cache_bits(c->cache);
-    const size_t smem = rmsi_backward_smem(dtype, c, p->dres != nullptr);
+    size_t smem = rmsi_backward_smem(dtype, c, p->dres != nullptr);
+    if (smem_launch > smem)
+        smem = smem_launch;
     if (rmsi_bwd_optin(k, smem) != 0)
         return -1;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    return rmsi_launch_k(k, dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream, pdl, q) ==
+    q.cl = c->path == RMSI_PATH_MULTI ? 1 : c->cl;
+    if (q.cl < 1 || q.cl > 8 || grid % q.cl != 0)
+        return -1;
+    return rmsi_launch_kc(k, dim3((unsigned)grid, 1u, 1u), block, smem, (rmsi_stream_t)stream, pdl, q.cl, q) ==
                    RMSI_SUCCESS
                ? 0
                : -1;
@@ -558,12 +618,14 @@ int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t col
                : -1;
 }
 
-int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas)
+int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, size_t smem_launch, int *ctas)
 {
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
     int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
-    const size_t smem = rmsi_backward_smem(dtype, c, dres);
+    size_t smem = rmsi_backward_smem(dtype, c, dres);
+    if (smem_launch > smem)
+        smem = smem_launch;
     if (!k || rmsi_bwd_optin(k, smem) != 0)
         return -1;
     return rmsi_occupancy(ctas, k, threads, smem) == RMSI_SUCCESS ? 0 : -1;

@@ -50,6 +50,7 @@ struct rmsi_bwd_params {
     float w_off, eps;
     int llama;
     int cache;         /* RMSI_CACHE_* bits of rmsi_config.cache, set by the launcher */
+    int cl;            /* rmsi_config.cl: CTAs a cluster sums its dw partials over (1: none) */
 };
 
 /* A launch configuration: every memory-path knob of the ladder.
@@ -74,6 +75,13 @@ struct rmsi_bwd_params {
  *          prefetch into registers instead). forward, REG, nv = 4, no fp8
  *          output: 1 = the weights are loaded with the row (as at 1 and 2
  *          vectors), one memory latency a row for 16 more registers.
+ *   cl     backward, REG: CTAs of a thread block cluster (1 or 2; sm_90+)
+ *          whose dw accumulators are summed through distributed shared
+ *          memory into one partial row (over the row groups too), so the
+ *          workspace holds grid / cl partial rows instead of grid * rpc and
+ *          the reduction launch reads that many fewer. 1 elsewhere. (The
+ *          kernel takes up to 8; 4 and 8 ran 1.5x slower in S9-1 and 8 did
+ *          not launch at every shape.)
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 /* The kernels' view of the cache knob: which accesses stream. */
@@ -86,8 +94,15 @@ static inline int rmsi_cache_bits(int cache)
  * the ladders keep tpr * rpc within it. */
 #define RMSI_REG_MAXT 512
 struct rmsi_config {
-    int path, vec, tpr, rpc, nv, cps, cache, stage;
+    int path, vec, tpr, rpc, nv, cps, cache, stage, cl;
 };
+/* The partial rows a backward launch of `grid` CTAs writes. */
+static inline int64_t rmsi_bwd_parts(const rmsi_config *c, int64_t grid)
+{
+    if (c->path == RMSI_PATH_MULTI)
+        return grid;
+    return c->cl > 1 ? grid / c->cl : grid * c->rpc;
+}
 
 #define RMSI_CONFIG_TEXT 96
 
@@ -97,13 +112,15 @@ struct rmsi_config {
  * (vendor.h, rmsi_launch_k; CUDA on sm_90+ only, else 0). */
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                         int64_t grid, void *stream, int pdl);
+/* smem: the backward's dynamic shared memory, 0 for the config's own
+ * (rmsi_backward_smem); more only to cap the CTAs resident per SM. */
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
-                         int64_t grid, void *stream, int pdl);
+                         int64_t grid, void *stream, int pdl, size_t smem);
 /* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros). */
 int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream, int pdl);
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas);
-int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, int *ctas);
+int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, size_t smem, int *ctas);
 /* Dynamic shared memory the backward of a config launches with (bytes);
  * dres: a residual gradient is added (the staged kernel stages it too). */
 size_t rmsi_backward_smem(int dtype, const rmsi_config *c, int dres);

@@ -85,12 +85,27 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
  * launch and the device-side hooks are empty (see the CUDA branch). */
 __device__ __forceinline__ void rmsi_pdl_enter() {}
 __device__ __forceinline__ int rmsi_tid_x() { return (int)threadIdx.x; }
+__device__ __forceinline__ int rmsi_ntid_x() { return (int)blockDim.x; }
+__device__ __forceinline__ int rmsi_ntid_y() { return (int)blockDim.y; }
 __device__ __forceinline__ int rmsi_tid_y() { return (int)threadIdx.y; }
+/* No thread block clusters: the ladder keeps cl = 1, and these are never
+ * reached with more than one CTA a cluster. */
+#define RMSI_HAVE_CLUSTER 0
+__device__ __forceinline__ unsigned rmsi_cluster_rank() { return 0u; }
+__device__ __forceinline__ void rmsi_cluster_sync() {}
+template <typename P>
+__device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
+{
+    (void)rank;
+    return p;
+}
 template <typename... K, typename... A>
-static inline rmsi_error_t rmsi_launch_k(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
-                                         A... args)
+static inline rmsi_error_t rmsi_launch_kc(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
+                                          int cl, A... args)
 {
     (void)pdl;
+    if (cl != 1)
+        return hipErrorInvalidValue;
     k<<<g, b, smem, st>>>(args...);
     return hipGetLastError();
 }
@@ -233,26 +248,93 @@ __device__ __forceinline__ int rmsi_tid_y()
     asm volatile("mov.u32 %0, %%tid.y;" : "=r"(v));
     return v;
 }
+__device__ __forceinline__ int rmsi_ntid_x()
+{
+    int v;
+    asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(v));
+    return v;
+}
+__device__ __forceinline__ int rmsi_ntid_y()
+{
+    int v;
+    asm volatile("mov.u32 %0, %%ntid.y;" : "=r"(v));
+    return v;
+}
+/* Thread block clusters (sm_90+): the CTAs of a cluster run at once on one
+ * GPC and can read each other's shared memory. rmsi_cluster_sync is the
+ * cluster-wide barrier, release / acquire, so shared-memory stores before it
+ * are visible to the other CTAs' loads after it; rmsi_cluster_map gives the
+ * generic address of the same shared variable in CTA `rank` of the cluster.
+ * Compiled to nothing below sm_90, where the host never launches a cluster
+ * (rmsi_shape.cluster). */
+#define RMSI_HAVE_CLUSTER 1
+__device__ __forceinline__ unsigned rmsi_cluster_rank()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+#else
+    return 0u;
+#endif
+}
+__device__ __forceinline__ void rmsi_cluster_sync()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+template <typename P>
+__device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    uint64_t a;
+    asm volatile("mapa.u64 %0, %1, %2;" : "=l"(a) : "l"(p), "r"(rank));
+    return reinterpret_cast<const P *>(a);
+#else
+    (void)rank;
+    return p;
+#endif
+}
+/* cl > 1: launched as clusters of cl CTAs along x (g.x a multiple of cl). */
 template <typename... K, typename... A>
-static inline rmsi_error_t rmsi_launch_k(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
-                                         A... args)
+static inline rmsi_error_t rmsi_launch_kc(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
+                                          int cl, A... args)
 {
     cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute at[2];
+    unsigned n = 0;
+    if (pdl) {
+        at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        at[n].val.programmaticStreamSerializationAllowed = 1;
+        n++;
+    }
+    if (cl > 1) {
+        at[n].id = cudaLaunchAttributeClusterDimension;
+        at[n].val.clusterDim.x = (unsigned)cl;
+        at[n].val.clusterDim.y = 1;
+        at[n].val.clusterDim.z = 1;
+        n++;
+    }
     cfg.gridDim = g;
     cfg.blockDim = b;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = st;
     cfg.attrs = at;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cfg.numAttrs = n;
     const cudaError_t e = cudaLaunchKernelEx(&cfg, k, args...);
     if (e != cudaSuccess)
         (void)cudaGetLastError(); /* reported by the return value; not left pending */
     return e;
 }
 #endif
+
+template <typename... K, typename... A>
+static inline rmsi_error_t rmsi_launch_k(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
+                                         A... args)
+{
+    return rmsi_launch_kc(k, g, b, smem, st, pdl, 1, args...);
+}
 
 /* A 16-byte store, streaming (evict first / nontemporal) when asked. */
 __device__ __forceinline__ void rmsi_st16(uint4 *p, uint4 v, int streaming)

@@ -12,7 +12,7 @@
 #include "gpu/cuda/cuda_internal.h"
 #include "gpu/cuda/ladder.h"
 
-static rmsi_config rmsi_pin = {-1, -1, -1, -1, -1, -1, -1, -1};
+static rmsi_config rmsi_pin = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
 static int rmsi_pin_env_read = 0;
 
 static void rmsi_pin_from_env(void)
@@ -58,6 +58,7 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     s->sms = rmsi_cuda_sms();
     s->res = 0;
     s->smem = rmsi_cuda_smem_optin();
+    s->cluster = rmsi_cuda_cluster();
     return s->sms > 0 ? 0 : -1;
 }
 

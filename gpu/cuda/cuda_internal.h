@@ -9,6 +9,10 @@
 int rmsi_cuda_sms(void);
 /* The largest dynamic shared memory a CTA may opt into (bytes; 0 unknown). */
 int rmsi_cuda_smem_optin(void);
+/* Shared memory per SM (bytes; 0 unknown). */
+int rmsi_cuda_smem_sm(void);
+/* 1: the device launches thread block clusters (compute capability >= 9). */
+int rmsi_cuda_cluster(void);
 /* 1: launch the kernels as programmatic dependents (sm_90+, unless
  * RMSNORM_CUDA_PDL=0 in the environment at the first call). */
 int rmsi_cuda_pdl(void);

@@ -183,7 +183,7 @@ static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
@@ -299,12 +299,29 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.cache = 0;
         c.stage = 0;
     }
+    if (!fwd && s->cluster && c.path == RMSI_PATH_REG && c.nv >= 2 &&
+        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms)))
+        /* dw partials summed over clusters of 2 CTAs (S9-1..S9-3,
+         * rmsnorm-bench, cl=1 / cl=2 alternated twice: 16384x2048 63.6 ->
+         * 56.8 us, 8192x2048 35.9 -> 32.9, 4096x2048 21.4 -> 20.6, 2048x4096
+         * 25.1 -> 24.4, 1024x4096 15.4 -> 15.0; 0.3-0.6% at 16384..65536 x
+         * 4096 and 65536x2048; 32768x2048 0.7% slower). At 128 threads a
+         * row the partial cap, not the occupancy, set the grid (528 CTAs of
+         * 6 an SM at 16384x2048): with clusters the same cap admits twice
+         * the CTAs, 792 (396 partial rows). Wider row groups lost 0.5-3.5%
+         * (4096x4096 33.4 -> 34.4, 4096x5120 41.2 -> 42.6; full occupancy
+         * already, and the cluster barrier at the end costs), as did rows
+         * of under 8 a CTA (1024x2048 10.5 -> 11.2). */
+        c.cl = 2;
     *out = c;
 }
 
 int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3 || c->stage < 0 || c->stage > 1)
+        return 0;
+    /* clusters: the register backward's dw partials, where the device has them */
+    if (c->cl != 1 && (c->cl != 2 || s->op == RMSI_OP_FWD || !s->cluster || c->path != RMSI_PATH_REG))
         return 0;
     /* stage: the backward's row staging (2- and 4-vector kernels); the
      * forward's weights loaded with the row (4 vectors, no fp8 output) */
@@ -369,6 +386,10 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.cps = pin->cps;
     if (pin->cache >= 0)
         c.cache = pin->cache;
+    if (pin->cl >= 0)
+        c.cl = pin->cl;
+    else if (c.path == RMSI_PATH_MULTI || c.nv < 2)
+        c.cl = 1; /* the ladder's clusters are for its own register config */
     if (c.path == RMSI_PATH_MULTI) {
         c.rpc = 1;
         c.nv = 0;
@@ -390,9 +411,20 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
         if (c->cps == 0 && c->path == RMSI_PATH_REG)
             g = groups;
     } else {
-        const int64_t cap = rmsi_bwd_partial_cap(s->rows, s->sms) / rpc;
+        const int64_t cl = c->path == RMSI_PATH_REG && c->cl > 1 ? c->cl : 1;
+        /* partial rows: grid * rpc, or grid / cl with clusters */
+        const int64_t cap = cl > 1 ? rmsi_bwd_partial_cap(s->rows, s->sms) * cl : rmsi_bwd_partial_cap(s->rows, s->sms) / rpc;
         if (g > cap)
             g = cap;
+        /* fewer CTAs than fit: a whole number an SM (the launcher then caps
+         * the residency at that number, ops.cu rmsi_bwd_spread_smem) */
+        if (c->path == RMSI_PATH_REG && c->cps == 0 && g < per_sm * s->sms && g >= s->sms)
+            g = g / s->sms * s->sms;
+        if (cl > 1) { /* whole clusters; at least one (CTAs without rows write zeros) */
+            g = g / cl * cl;
+            if (g < cl)
+                g = cl;
+        }
     }
     if (g > RMSI_GRID_CAP)
         g = RMSI_GRID_CAP;
@@ -401,7 +433,8 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
 
 /* The search space: every register config (threads per row: the powers of two
  * and the balanced widths for 1..8 vectors; rows per CTA; cps 0 or 2; the
- * four cache policies; row staging where valid), then the multi-pass ones. */
+ * four cache policies; row staging where valid; backward clusters of 1 or 2
+ * where the device has them), then the multi-pass ones. */
 int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
 {
     static const int cps[] = {0, 2};
@@ -424,13 +457,15 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
             for (int k = 0; k < 2; k++) {
                 for (int cache = 0; cache < 4; cache++) {
                     for (int stage = 0; stage < 2; stage++) {
-                        rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]),
-                                         cps[k], cache, stage};
-                        if (!rmsi_config_valid(s, &c))
-                            continue;
-                        if (n++ == idx) {
-                            *out = c;
-                            return 0;
+                        for (int cl = 1; cl <= 2; cl++) {
+                            rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]),
+                                             cps[k], cache, stage, cl};
+                            if (!rmsi_config_valid(s, &c))
+                                continue;
+                            if (n++ == idx) {
+                                *out = c;
+                                return 0;
+                            }
                         }
                     }
                 }
@@ -439,7 +474,7 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0, 1};
             if (!rmsi_config_valid(s, &c))
                 continue;
             if (n++ == idx) {

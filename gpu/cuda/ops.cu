@@ -12,8 +12,9 @@
 #include "gpu/cuda/cuda_internal.h"
 #include "gpu/cuda/ladder.h"
 
-/* Pin or ladder; -1 when a pin does not fit the shape. occ from the kernel. */
-static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid)
+/* Pin or ladder; -1 when a pin does not fit the shape. *occ: the kernel's
+ * resident CTAs per SM (0 where not asked: a pinned cps). */
+static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid, int *occ_out)
 {
     rmsi_config pin;
     int occ = 0;
@@ -23,10 +24,41 @@ static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int
     if (s->op == RMSI_OP_FWD) {
         if (c->cps == 0 && rmsi_forward_occupancy(dtype, wdtype, s->quant, s->res, c, &occ) != 0)
             return -2;
-    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, s->res, c, &occ) != 0) {
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, s->res, c, 0, &occ) != 0) {
         return -2;
     }
     *grid = rmsi_config_grid(s, c, occ);
+    *occ_out = occ;
+    return 0;
+}
+
+/* The backward's persistent grid of k CTAs an SM where more would fit
+ * (rmsi_config_grid: the partial cap binds): the dynamic shared memory at
+ * which exactly k fit, so that each SM gets k. Left to the block scheduler,
+ * 544 CTAs of 6 possible an SM ran at 64% of the roofline (16384x2048 bf16,
+ * 69 us) where 544 in clusters of 2 ran at 75% (S9-1, S9-2): the CTAs
+ * were not spread evenly over the SMs. 0: no padding (or none found). */
+static size_t rmsi_bwd_spread_smem(int dtype, int wdtype, int dres, const rmsi_config *c, int k, int occ)
+{
+    const int sm_smem = rmsi_cuda_smem_sm();
+    const int optin = rmsi_cuda_smem_optin();
+    const size_t base = rmsi_backward_smem(dtype, c, dres);
+    if (k < 1 || k >= occ || sm_smem <= 0 || optin <= 0)
+        return 0;
+    /* per CTA besides the dynamic part: static scratch and the runtime's
+     * reserved 1 KB; from the largest candidate down in 1 KB steps */
+    size_t dyn = ((size_t)sm_smem / (size_t)k - 2048) / 1024 * 1024;
+    if (dyn > (size_t)optin)
+        dyn = (size_t)optin / 1024 * 1024;
+    for (int i = 0; i < 4 && dyn > base; i++, dyn -= 1024) {
+        int o = 0;
+        if (rmsi_backward_occupancy(dtype, wdtype, dres, c, dyn, &o) != 0)
+            return 0;
+        if (o == k)
+            return dyn;
+        if (o > k)
+            return 0;
+    }
     return 0;
 }
 
@@ -39,15 +71,15 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     rmsi_fwd_params p;
     rmsi_config c;
     int64_t grid = 0;
-    int rc, vec_ok = 0;
+    int rc, occ = 0, vec_ok = 0;
     if (rows == 0)
         return RMSNORM_OK;
     rmsi_fwd_params_of(a, &p, &vec_ok);
     rmsi_shape s = {RMSI_OP_FWD, rows, cols, (int)esz, vec_ok, p.quant, rmsi_cuda_sms(), p.res != nullptr,
-                    rmsi_cuda_smem_optin()};
+                    rmsi_cuda_smem_optin(), rmsi_cuda_cluster()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
-    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, &occ);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
     if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_cuda_stream(stream), rmsi_cuda_pdl()) != 0)
@@ -65,7 +97,8 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     rmsi_bwd_params p;
     rmsi_config c;
     int64_t grid = 0;
-    int rc, vec_ok = 0;
+    size_t smem = 0;
+    int rc, occ = 0, vec_ok = 0;
     if (rows == 0) {
         if (a->dweight && cudaMemsetAsync(a->dweight, 0, (size_t)cols * sizeof(float), (cudaStream_t)st) !=
                               cudaSuccess) {
@@ -76,19 +109,21 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     }
     rmsi_bwd_params_of(a, &p, &vec_ok);
     rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), p.dres != nullptr,
-                    rmsi_cuda_smem_optin()};
+                    rmsi_cuda_smem_optin(), rmsi_cuda_cluster()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
-    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, &occ);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
+    if (rc == 0 && c.path == RMSI_PATH_REG && c.cps == 0 && grid % s.sms == 0 && grid / s.sms < occ)
+        smem = rmsi_bwd_spread_smem(dtype, wdtype, s.res, &c, (int)(grid / s.sms), occ);
+    const int64_t parts = rmsi_bwd_parts(&c, grid);
     /* One partial row is dw itself: the kernel writes it there and the
      * second launch is skipped (a one-row backward was two launches, 5 us). */
     const int direct = p.ws && parts == 1 && ((uintptr_t)p.dw & 15u) == 0; /* the partial's vector stores */
     if (direct)
         p.ws = p.dw;
-    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, rmsi_cuda_pdl()) != 0)
+    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, rmsi_cuda_pdl(), smem) != 0)
         return RMSNORM_ERR_DEVICE;
     if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, rmsi_cuda_pdl()) != 0)
         return RMSNORM_ERR_DEVICE;

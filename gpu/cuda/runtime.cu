@@ -51,7 +51,19 @@ int rmsi_cuda_smem_optin(void)
     return rmsi_cuda_attr(rmsi_smem_cache, cudaDevAttrMaxSharedMemoryPerBlockOptin);
 }
 
+static int rmsi_smem_sm_cache[RMSI_MAX_DEVICES];
+
+int rmsi_cuda_smem_sm(void)
+{
+    return rmsi_cuda_attr(rmsi_smem_sm_cache, cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+}
+
 static int rmsi_cc_cache[RMSI_MAX_DEVICES];
+
+int rmsi_cuda_cluster(void)
+{
+    return rmsi_cuda_attr(rmsi_cc_cache, cudaDevAttrComputeCapabilityMajor) >= 9;
+}
 
 /* Programmatic dependent launch needs compute capability 9.0; the switch is
  * for A/B measurement and for tools that do not follow PDL edges. */

@@ -19,12 +19,12 @@
 static bool same(const rmsi_config &a, const rmsi_config &b)
 {
     return a.path == b.path && a.vec == b.vec && a.tpr == b.tpr && a.rpc == b.rpc && a.nv == b.nv &&
-           a.cps == b.cps && a.cache == b.cache && a.stage == b.stage;
+           a.cps == b.cps && a.cache == b.cache && a.stage == b.stage && a.cl == b.cl;
 }
 
 static void check_shape(const rmsi_shape &s, long *configs)
 {
-    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1};
+    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
     rmsi_config lad, res;
     rmsi_ladder(&s, &lad);
     CHECK(rmsi_config_valid(&s, &lad), "ladder invalid: op %d %lldx%lld esz %d vec_ok %d quant %d res %d sms %d",
@@ -43,10 +43,11 @@ static void check_shape(const rmsi_shape &s, long *configs)
         if (s.op == RMSI_OP_BWD) {
             for (int occ = 1; occ <= 8; occ *= 2) {
                 const int64_t g = rmsi_config_grid(&s, &c, occ);
-                const int64_t rpc = c.path == RMSI_PATH_MULTI ? 1 : c.rpc;
-                CHECK(g * rpc <= rmsi_bwd_partial_cap(s.rows, s.sms), "bwd partials %lld > cap %lld (%s, rows %lld)",
-                      (long long)(g * rpc), (long long)rmsi_bwd_partial_cap(s.rows, s.sms), txt,
-                      (long long)s.rows);
+                const int64_t parts = rmsi_bwd_parts(&c, g);
+                CHECK(parts <= rmsi_bwd_partial_cap(s.rows, s.sms), "bwd partials %lld > cap %lld (%s, rows %lld)",
+                      (long long)parts, (long long)rmsi_bwd_partial_cap(s.rows, s.sms), txt, (long long)s.rows);
+                CHECK(g % (c.path == RMSI_PATH_MULTI ? 1 : c.cl) == 0 && parts >= 1,
+                      "bwd grid %lld not whole clusters (%s)", (long long)g, txt);
             }
         }
     }
@@ -67,14 +68,43 @@ static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, i
     s.res = res;
     s.sms = 132;
     s.smem = 232448;
+    s.cluster = 1;
     rmsi_ladder(&s, &c);
     CHECK(c.path == RMSI_PATH_REG && c.nv == nv && c.cache == cache,
           "rule: op %d %lldx%lld esz %d quant %d res %d: nv %d cache %d, expected nv %d cache %d", op,
           (long long)rows, (long long)cols, esz, quant, res, c.nv, c.cache, nv, cache);
 }
 
+/* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
+ * them faster, and a persistent grid of a whole number of CTAs an SM when
+ * fewer than fit (occ given, as the occupancy API would report it). */
+static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, int64_t grid)
+{
+    rmsi_shape s = {};
+    rmsi_config c;
+    s.op = RMSI_OP_BWD;
+    s.rows = rows;
+    s.cols = cols;
+    s.esz = 2;
+    s.vec_ok = 1;
+    s.sms = 132;
+    s.smem = 232448;
+    s.cluster = cluster;
+    rmsi_ladder(&s, &c);
+    const int64_t g = rmsi_config_grid(&s, &c, occ);
+    CHECK(c.cl == cl && g == grid, "bwd rule %lldx%lld cluster %d: cl %d grid %lld, expected cl %d grid %lld",
+          (long long)rows, (long long)cols, cluster, c.cl, (long long)g, cl, (long long)grid);
+}
+
 int main()
 {
+    check_bwd(16384, 2048, 1, 2, 6, 792); /* 396 partial rows, 6 CTAs an SM */
+    check_bwd(16384, 2048, 0, 1, 6, 528); /* no clusters: cap 544 -> 4 an SM */
+    check_bwd(2048, 4096, 1, 2, 1, 132);  /* two rows a CTA */
+    check_bwd(4096, 4096, 1, 1, 3, 396);
+    check_bwd(1024, 2048, 1, 1, 6, 528);
+    check_bwd(32768, 8192, 1, 1, 2, 264);
+
     /* session 7 (S7-4, S7-5): from 64 rows an SM without fp8 output the
      * default cache policy; a fused add of 1024 vectors at 2 vectors;
      * fewer rows keep the streaming hints; fp8 keeps its own rule */
@@ -113,6 +143,7 @@ int main()
                                     s.quant = q;
                                     s.sms = sms[k];
                                     s.smem = smem[k];
+                                    s.cluster = sms[k] != 108; /* A100: no clusters */
                                     s.res = res;
                                     check_shape(s, &configs);
                                     shapes++;

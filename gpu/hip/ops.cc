@@ -28,7 +28,7 @@ static int rmsi_choose(rmsi_hip_shape *s, int dtype, int wdtype, rmsi_config *c,
     if (s->op == RMSI_HIP_FWD) {
         if (c->cps == 0 && c->path == RMSI_PATH_MULTI && rmsi_forward_occupancy(dtype, wdtype, s->quant, 0, c, &occ) != 0)
             return -2;
-    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, 0, c, &occ) != 0) {
+    } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, 0, c, 0, &occ) != 0) {
         return -2;
     }
     *grid = rmsi_hip_grid(s, c, occ);
@@ -100,10 +100,10 @@ rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, 0) != 0)
+    if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, 0, 0) != 0)
         return rmsi_hip_launch_failed();
     if (p.ws) {
-        const int64_t parts = grid * (c.path == RMSI_PATH_MULTI ? 1 : c.rpc);
+        const int64_t parts = rmsi_bwd_parts(&c, grid);
         if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, 0) != 0)
             return rmsi_hip_launch_failed();
     }
