@@ -34,9 +34,14 @@ int rmst_run_per_backend(const char *group, const struct CMUnitTest *tests, size
 const rmst_backend *rmst_backend_of(void **state);
 
 /* 1 when RMST_PIN_SWEEP=1: the oracle suites run under a pinned GPU launch
- * config (RMSNORM_CUDA_CONFIG=path=pipe, say) to cover a path the ladder
+ * config (RMSNORM_CUDA_CONFIG=cl=2, say) to cover a path the ladder
  * keeps for large shapes; shapes the pin cannot take return
  * RMSNORM_ERR_UNSUPPORTED, which then counts as a skipped case. */
 int rmst_pin_sweep(void);
+
+/* An op's status in a test that runs one case: RMSNORM_OK passes; under
+ * RMST_PIN_SWEEP=1, RMSNORM_ERR_UNSUPPORTED (the pin does not fit the
+ * shape) skips the test; anything else fails it. */
+void rmst_expect_ok(rmsnorm_status st);
 
 #endif /* RMST_BACKENDS_H */

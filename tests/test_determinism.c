@@ -42,14 +42,21 @@ static void make_case(size_t i, rmst_bwd_case *c)
     c->seed = 0xde7e0000ull + i;
 }
 
-/* Runs the case and returns a copy of dw (cols floats). */
+/* Runs the case and returns a copy of dw (cols floats); NULL when a pinned
+ * GPU config (RMST_PIN_SWEEP=1) does not fit the shape. */
 static float *dw_of(rmst_bwd_run *run)
 {
     size_t bytes = (size_t)run->c.cols * sizeof(float);
-    float *dw = malloc(bytes);
-    assert_non_null(dw);
+    float *dw;
     /* pass 0: outputs and workspace filled with NaN bytes before the call */
-    assert_int_equal(rmst_bwd_run_exec(run, 0), RMSNORM_OK);
+    const rmsnorm_status st = rmst_bwd_run_exec(run, 0);
+    if (st == RMSNORM_ERR_UNSUPPORTED && rmst_pin_sweep()) {
+        print_message("pinned config skips rows=%lld cols=%lld\n", (long long)run->c.rows, (long long)run->c.cols);
+        return NULL;
+    }
+    assert_int_equal(st, RMSNORM_OK);
+    dw = malloc(bytes);
+    assert_non_null(dw);
     memcpy(dw, run->dw.host, bytes);
     return dw;
 }
@@ -80,8 +87,9 @@ static void dw_repeated_calls(void **state)
         make_case(i, &c);
         rmst_bwd_run_init(&run, tb->be, &c);
         first = dw_of(&run);
-        for (int rep = 0; rep < 3; rep++) {
+        for (int rep = 0; first != NULL && rep < 3; rep++) {
             float *again = dw_of(&run);
+            assert_non_null(again); /* the same call as the first */
             failed += !same_bits(tb, &run, first, again, "repeated call");
             free(again);
         }
@@ -110,11 +118,13 @@ static void dw_thread_counts(void **state)
         rmst_bwd_run_init(&run, tb->be, &c);
         omp_set_num_threads(threads[0]);
         ref = dw_of(&run);
+        assert_non_null(ref); /* host backends take no pin */
         for (size_t k = 1; k < sizeof threads / sizeof threads[0]; k++) {
             char what[64];
             float *other;
             omp_set_num_threads(threads[k]);
             other = dw_of(&run);
+            assert_non_null(other);
             (void)snprintf(what, sizeof what, "%d threads vs %d", threads[k], threads[0]);
             failed += !same_bits(tb, &run, ref, other, what);
             free(other);
