@@ -162,8 +162,9 @@ __device__ __forceinline__ void rmsi_bwd_weff_of(const rmsi_bwd_params &p, const
  * (smem4: its dynamic shared memory).
  * Every thread of every CTA of the cluster calls this (the barriers are
  * cluster-wide); the second barrier keeps each CTA's shared memory alive
- * until the others have read it. At 4096x4096 bf16 (396 CTAs) the partial
- * rows were 6.5 MB written and read again by rmsi_dw_reduce. */
+ * until the others have read it. Half the partial rows for the same cap on
+ * them lets the ladder's grid grow to the occupancy where the cap held it
+ * (gpu/cuda/ladder.cc). */
 template <typename T, int NV>
 __device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, const float4 *smem4)
 {
@@ -584,6 +585,13 @@ static int rmsi_bwd_optin(rmsi_bwd_kernel k, size_t smem)
     return smem <= RMSI_SMEM_DEFAULT || rmsi_smem_optin(k, smem) == RMSI_SUCCESS ? 0 : -1;
 }
 
+/* The dynamic shared memory a launch takes: the config's, or more (smem_launch). */
+static size_t rmsi_bwd_launch_smem(int dtype, const rmsi_config *c, int dres, size_t smem_launch)
+{
+    const size_t smem = rmsi_backward_smem(dtype, c, dres);
+    return smem_launch > smem ? smem_launch : smem;
+}
+
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                          int64_t grid, void *stream, int pdl, size_t smem_launch)
 {
@@ -592,9 +600,7 @@ int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const 
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = rmsi_cache_bits(c->cache);
-    size_t smem = rmsi_backward_smem(dtype, c, p->dres != nullptr);
-    if (smem_launch > smem)
-        smem = smem_launch;
+    const size_t smem = rmsi_bwd_launch_smem(dtype, c, p->dres != nullptr, smem_launch);
     if (rmsi_bwd_optin(k, smem) != 0)
         return -1;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
@@ -623,9 +629,7 @@ int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *
     rmsi_bwd_kernel k = rmsi_bwd_kernel_for(dtype, wdtype, c);
     int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
-    size_t smem = rmsi_backward_smem(dtype, c, dres);
-    if (smem_launch > smem)
-        smem = smem_launch;
+    const size_t smem = rmsi_bwd_launch_smem(dtype, c, dres, smem_launch);
     if (!k || rmsi_bwd_optin(k, smem) != 0)
         return -1;
     return rmsi_occupancy(ctas, k, threads, smem) == RMSI_SUCCESS ? 0 : -1;

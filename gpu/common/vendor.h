@@ -234,32 +234,21 @@ __device__ __forceinline__ void rmsi_pdl_enter()
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-/* The thread index as an opaque (volatile) read, which the compiler re-reads
- * where used instead of keeping values derived from it live across a loop. */
-__device__ __forceinline__ int rmsi_tid_x()
-{
-    int v;
-    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v));
-    return v;
-}
-__device__ __forceinline__ int rmsi_tid_y()
-{
-    int v;
-    asm volatile("mov.u32 %0, %%tid.y;" : "=r"(v));
-    return v;
-}
-__device__ __forceinline__ int rmsi_ntid_x()
-{
-    int v;
-    asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(v));
-    return v;
-}
-__device__ __forceinline__ int rmsi_ntid_y()
-{
-    int v;
-    asm volatile("mov.u32 %0, %%ntid.y;" : "=r"(v));
-    return v;
-}
+/* The thread index and CTA shape as opaque (volatile) reads, which the
+ * compiler re-reads where used instead of keeping values derived from them
+ * live across a loop. */
+#define RMSI_SREG_READ(name, reg)                                \
+    __device__ __forceinline__ int name()                        \
+    {                                                            \
+        int v;                                                   \
+        asm volatile("mov.u32 %0, %%" reg ";" : "=r"(v));        \
+        return v;                                                \
+    }
+RMSI_SREG_READ(rmsi_tid_x, "tid.x")
+RMSI_SREG_READ(rmsi_tid_y, "tid.y")
+RMSI_SREG_READ(rmsi_ntid_x, "ntid.x")
+RMSI_SREG_READ(rmsi_ntid_y, "ntid.y")
+#undef RMSI_SREG_READ
 /* Thread block clusters (sm_90+): the CTAs of a cluster run at once on one
  * GPC and can read each other's shared memory. rmsi_cluster_sync is the
  * cluster-wide barrier, release / acquire, so shared-memory stores before it

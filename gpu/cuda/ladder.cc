@@ -413,7 +413,8 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
     } else {
         const int64_t cl = c->path == RMSI_PATH_REG && c->cl > 1 ? c->cl : 1;
         /* partial rows: grid * rpc, or grid / cl with clusters */
-        const int64_t cap = cl > 1 ? rmsi_bwd_partial_cap(s->rows, s->sms) * cl : rmsi_bwd_partial_cap(s->rows, s->sms) / rpc;
+        const int64_t pcap = rmsi_bwd_partial_cap(s->rows, s->sms);
+        const int64_t cap = cl > 1 ? pcap * cl : pcap / rpc;
         if (g > cap)
             g = cap;
         /* fewer CTAs than fit: a whole number an SM (the launcher then caps

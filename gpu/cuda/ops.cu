@@ -12,8 +12,8 @@
 #include "gpu/cuda/cuda_internal.h"
 #include "gpu/cuda/ladder.h"
 
-/* Pin or ladder; -1 when a pin does not fit the shape. *occ: the kernel's
- * resident CTAs per SM (0 where not asked: a pinned cps). */
+/* Pin or ladder; -1 when a pin does not fit the shape. occ_out (may be
+ * NULL): the kernel's resident CTAs per SM (0 where not asked: a pinned cps). */
 static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid, int *occ_out)
 {
     rmsi_config pin;
@@ -28,16 +28,16 @@ static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int
         return -2;
     }
     *grid = rmsi_config_grid(s, c, occ);
-    *occ_out = occ;
+    if (occ_out)
+        *occ_out = occ;
     return 0;
 }
 
 /* The backward's persistent grid of k CTAs an SM where more would fit
  * (rmsi_config_grid: the partial cap binds): the dynamic shared memory at
- * which exactly k fit, so that each SM gets k. Left to the block scheduler,
- * 544 CTAs of 6 possible an SM ran at 64% of the roofline (16384x2048 bf16,
- * 69 us) where 544 in clusters of 2 ran at 75% (S9-1, S9-2): the CTAs
- * were not spread evenly over the SMs. 0: no padding (or none found). */
+ * which exactly k fit, so that each SM gets k rather than whatever the block
+ * scheduler stacks there: 16384x2048 bf16 without clusters, 528 CTAs of 6
+ * possible an SM, 66.8 -> 63.6 us (S9-3). 0: no padding (or none found). */
 static size_t rmsi_bwd_spread_smem(int dtype, int wdtype, int dres, const rmsi_config *c, int k, int occ)
 {
     const int sm_smem = rmsi_cuda_smem_sm();
@@ -71,7 +71,7 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     rmsi_fwd_params p;
     rmsi_config c;
     int64_t grid = 0;
-    int rc, occ = 0, vec_ok = 0;
+    int rc, vec_ok = 0;
     if (rows == 0)
         return RMSNORM_OK;
     rmsi_fwd_params_of(a, &p, &vec_ok);
@@ -79,7 +79,7 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
                     rmsi_cuda_smem_optin(), rmsi_cuda_cluster()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
-    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, &occ);
+    rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, nullptr);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
     if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_cuda_stream(stream), rmsi_cuda_pdl()) != 0)
