@@ -7,9 +7,10 @@ case "${1:-check}" in
 bench) ;;
 check)
   # cmocka tests, lint, sanitizers, fuzzers (clang + libFuzzer runtime + libomp),
-  # ABI check, install test, Python binding tests; clang-22 for `ninja hip-check`.
+  # ABI check, install test, Python binding tests; clang-22 for `ninja hip-check`
+  # (clang-tools-22: its clang-offload-bundler, which -save-temps runs).
   need="$need libcmocka-dev cppcheck clang-tidy clang libclang-rt-14-dev libomp-dev \
-        abigail-tools pkg-config python3 python3-pip clang-22 lld-22 llvm-22 libamdhip64-dev"
+        abigail-tools pkg-config python3 python3-pip clang-22 clang-tools-22 lld-22 llvm-22 libamdhip64-dev"
   ;;
 *) echo "usage: $0 bench|check" >&2; exit 2 ;;
 esac
