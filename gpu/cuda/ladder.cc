@@ -181,6 +181,23 @@ static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
     return rmsi_bwd_reg_smem(c->tpr, c->rpc, c->nv, s->esz, 1, c->stage, s->res); /* CUDA stages weff */
 }
 
+/* Backward, 512 vectors of 16-bit elements (4096 columns) at 10 to 16 rows
+ * an SM: 128 threads x 4 vectors, one row a CTA, clusters of 2, where the
+ * rule below would give 256 x 2 and two rows a CTA. S10-5 (pins) and S10-6
+ * (ladder against 4bc8bf0's), rmsnorm-bench, alternated twice, bf16 / f16:
+ * 2048x4096 24.5 / 24.2 -> 22.6 us, 1536x4096 19.7 / 19.5 -> 18.9; but
+ * 1056x4096 (8 an SM) 15.2 / 15.0 -> 15.2 (0.4-1.3% slower) and 1024x4096
+ * even, so the boundary, 10 an SM, is between measured points. 128 x 4 lost
+ * at 512 and 256 rows (2.7 and 2.2 us), at 4096 rows (2 us; the rule above
+ * takes 16 an SM and more), at 3072 columns (384 vectors: a quarter of the
+ * 4-vector slots idle, 1-1.6 us), and without clusters (0.7-1.6 us). fp32
+ * rows of 512 vectors (2048 columns) were not measured. */
+static int rmsi_bwd_mid512(const rmsi_shape *s)
+{
+    return s->op == RMSI_OP_BWD && s->esz == 2 && rmsi_nvec(s) == 512 && s->rows >= 10LL * s->sms &&
+           s->rows < 16LL * s->sms;
+}
+
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
     rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1};
@@ -273,6 +290,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * 135.9 -> 104.6, 65536x2048 219.3 -> 199.6). */
         nv = 4;
         c.cache = 0;
+    } else if (rmsi_bwd_mid512(s)) {
+        nv = 4; /* rmsi_bwd_mid512 */
+        c.cps = 0;
+        c.cache = 1;
     } else {
         nv = 2;
         c.cps = 0;
@@ -300,7 +321,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.stage = 0;
     }
     if (!fwd && s->cluster && c.path == RMSI_PATH_REG && c.nv >= 2 &&
-        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms)))
+        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms) || rmsi_bwd_mid512(s)))
         /* dw partials summed over clusters of 2 CTAs (S9-1..S9-3,
          * rmsnorm-bench, cl=1 / cl=2 alternated twice: 16384x2048 63.6 ->
          * 56.8 us, 8192x2048 35.9 -> 32.9, 4096x2048 21.4 -> 20.6, 2048x4096

@@ -78,7 +78,7 @@ static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, i
 /* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
  * them faster, and a persistent grid of a whole number of CTAs an SM when
  * fewer than fit (occ given, as the occupancy API would report it). */
-static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, int64_t grid)
+static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, int64_t grid, int tpr, int rpc)
 {
     rmsi_shape s = {};
     rmsi_config c;
@@ -92,18 +92,25 @@ static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, 
     s.cluster = cluster;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, occ);
-    CHECK(c.cl == cl && g == grid, "bwd rule %lldx%lld cluster %d: cl %d grid %lld, expected cl %d grid %lld",
-          (long long)rows, (long long)cols, cluster, c.cl, (long long)g, cl, (long long)grid);
+    CHECK(c.cl == cl && g == grid && c.tpr == tpr && c.rpc == rpc,
+          "bwd rule %lldx%lld cluster %d: cl %d grid %lld tpr %d rpc %d, expected cl %d grid %lld tpr %d rpc %d",
+          (long long)rows, (long long)cols, cluster, c.cl, (long long)g, c.tpr, c.rpc, cl, (long long)grid, tpr, rpc);
 }
 
 int main()
 {
-    check_bwd(16384, 2048, 1, 2, 6, 792); /* 396 partial rows, 6 CTAs an SM */
-    check_bwd(16384, 2048, 0, 1, 6, 528); /* no clusters: cap 544 -> 4 an SM */
-    check_bwd(2048, 4096, 1, 2, 1, 132);  /* two rows a CTA */
-    check_bwd(4096, 4096, 1, 1, 3, 396);
-    check_bwd(1024, 2048, 1, 1, 6, 528);
-    check_bwd(32768, 8192, 1, 1, 2, 264);
+    check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
+    check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
+    check_bwd(1024, 4096, 1, 2, 1, 132, 256, 2);  /* two rows a CTA */
+    check_bwd(4096, 4096, 1, 1, 3, 396, 256, 1);
+    check_bwd(1024, 2048, 1, 1, 6, 528, 128, 1);
+    check_bwd(32768, 8192, 1, 1, 2, 264, 256, 1);
+    /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM, 128 x 4 */
+    check_bwd(2048, 4096, 1, 2, 4, 528, 128, 1);
+    check_bwd(1320, 4096, 1, 2, 4, 528, 128, 1);
+    check_bwd(1319, 4096, 1, 2, 1, 132, 256, 2);
+    check_bwd(2112, 4096, 1, 1, 3, 396, 256, 1);
+    check_bwd(2048, 3072, 1, 1, 3, 396, 192, 1);
 
     /* session 7 (S7-4, S7-5): from 64 rows an SM without fp8 output the
      * default cache policy; a fused add of 1024 vectors at 2 vectors;
