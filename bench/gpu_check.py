@@ -224,6 +224,9 @@ def main():
     # clusters of 2 summing the dw partials (16 rows an SM, 128 threads a row)
     bwd_case(ours, 16384, 2048, bf)
     bwd_case(ours, 4224, 2048, hf, saved=False, dres=True, llama=True)
+    # 128 threads x 4 vectors, clusters of 2, at 10-16 rows an SM of 4096 columns (session 10)
+    bwd_case(ours, 2048, 4096, bf)
+    bwd_case(ours, 1536, 4096, hf, saved=False, dres=True, llama=True, off=1.0)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")
