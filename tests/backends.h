@@ -39,6 +39,11 @@ const rmst_backend *rmst_backend_of(void **state);
  * RMSNORM_ERR_UNSUPPORTED, which then counts as a skipped case. */
 int rmst_pin_sweep(void);
 
+/* An op's status in a test that runs many cases: 1 when the case is to be
+ * skipped (RMST_PIN_SWEEP=1 and RMSNORM_ERR_UNSUPPORTED: the pinned config
+ * does not fit it); otherwise it must be RMSNORM_OK (0). */
+int rmst_pinned_out(rmsnorm_status st);
+
 /* An op's status in a test that runs one case: RMSNORM_OK passes; under
  * RMST_PIN_SWEEP=1, RMSNORM_ERR_UNSUPPORTED (the pin does not fit the
  * shape) skips the test; anything else fails it. */

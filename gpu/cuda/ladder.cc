@@ -290,12 +290,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * 135.9 -> 104.6, 65536x2048 219.3 -> 199.6). */
         nv = 4;
         c.cache = 0;
-    } else if (rmsi_bwd_mid512(s)) {
-        nv = 4; /* rmsi_bwd_mid512 */
-        c.cps = 0;
-        c.cache = 1;
     } else {
-        nv = 2;
+        nv = rmsi_bwd_mid512(s) ? 4 : 2;
         c.cps = 0;
         c.cache = 1;
     }
