@@ -28,6 +28,8 @@
  * (g - n * c) + dres),
  * dw += dy * m with m = n or round_T(n) (ROUND_LLAMA).
  */
+#include <pthread.h>
+
 #include "gpu/common/device_math.h"
 #include "gpu/common/reduce.h"
 
@@ -580,9 +582,50 @@ size_t rmsi_backward_smem(int dtype, const rmsi_config *c, int dres)
  * (S4-6; test_regress keeps the case). The attribute is host-side and cheap
  * next to the launches that need it, which move tens of MB. */
 #define RMSI_SMEM_DEFAULT (32 * 1024)
+
+/* The opt-in is a per-kernel, per-device attribute, so it only ever rises,
+ * under one lock, from a table of what each (kernel, device) was given: set
+ * to each launch's own need, two host threads launching one kernel with
+ * different needs could lower it under each other, and the larger launch
+ * would fail. (Opting in once to the device's whole per-CTA limit fails:
+ * the attribute counts dynamic memory only and the kernels have static
+ * scratch, S9-6.) 35 backward kernels: the table holds them on 14 devices;
+ * past that a launch that needs an opt-in fails with an error. */
+#define RMSI_OPTIN_SLOTS 512
+struct rmsi_optin_slot {
+    rmsi_bwd_kernel k;
+    int dev;
+    size_t bytes;
+};
+static pthread_mutex_t rmsi_optin_lock = PTHREAD_MUTEX_INITIALIZER;
+static rmsi_optin_slot rmsi_optin_tab[RMSI_OPTIN_SLOTS];
+static int rmsi_optin_used;
+
 static int rmsi_bwd_optin(rmsi_bwd_kernel k, size_t smem)
 {
-    return smem <= RMSI_SMEM_DEFAULT || rmsi_smem_optin(k, smem) == RMSI_SUCCESS ? 0 : -1;
+    int dev = 0;
+    if (smem <= RMSI_SMEM_DEFAULT)
+        return 0;
+    if (rmsi_get_device(&dev) != RMSI_SUCCESS || pthread_mutex_lock(&rmsi_optin_lock) != 0)
+        return -1;
+    int i = 0;
+    while (i < rmsi_optin_used && !(rmsi_optin_tab[i].k == k && rmsi_optin_tab[i].dev == dev))
+        i++;
+    int rc = 0;
+    if (i == RMSI_OPTIN_SLOTS) {
+        rc = -1;
+    } else if (i == rmsi_optin_used || rmsi_optin_tab[i].bytes < smem) {
+        if (rmsi_smem_optin(k, smem) != RMSI_SUCCESS) {
+            rc = -1;
+        } else {
+            rmsi_optin_tab[i].k = k;
+            rmsi_optin_tab[i].dev = dev;
+            rmsi_optin_tab[i].bytes = smem;
+            rmsi_optin_used += i == rmsi_optin_used;
+        }
+    }
+    (void)pthread_mutex_unlock(&rmsi_optin_lock);
+    return rc;
 }
 
 /* The dynamic shared memory a launch takes: the config's, or more (smem_launch). */

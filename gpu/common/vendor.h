@@ -80,6 +80,7 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
  * 1-2 vectors (docs/perf/amd-isa.md), unmeasured on AMD hardware. */
 #define RMSI_FP8_WEIGHTS_WITH_ROW 0
 #define rmsi_smem_optin(k, bytes) hipFuncSetAttribute(k, hipFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
+#define rmsi_get_device hipGetDevice
 
 /* No programmatic dependent launch on AMD: every kernel is a plain <<<>>>
  * launch and the device-side hooks are empty (see the CUDA branch). */
@@ -168,6 +169,7 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() { asm volatile("cp.asy
  * (forward.cu; S7-2/S7-3 on the H200). */
 #define RMSI_FP8_WEIGHTS_WITH_ROW 1
 #define rmsi_smem_optin(k, bytes) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(bytes))
+#define rmsi_get_device cudaGetDevice
 __device__ __forceinline__ uint32_t rmsi_bf16x2_hw(float lo, float hi)
 {
     uint32_t r;

@@ -278,6 +278,7 @@ hipError_t __hipPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared_mem
 hipError_t hipLaunchKernel(const void *function, dim3 grid, dim3 block, void **args,
                            size_t shared_mem, hipStream_t stream);
 hipError_t hipGetLastError(void);
+hipError_t hipGetDevice(int *device);
 hipError_t hipPeekAtLastError(void);
 hipError_t hipMemsetAsync(void *dst, int value, size_t bytes, hipStream_t stream);
 hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr, int value);
