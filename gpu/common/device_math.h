@@ -308,13 +308,45 @@ __device__ __forceinline__ uint32_t rmsi_fp8_encode(float v, int fmt)
     return rmsi_fp8_soft(v, fmt);
 }
 
+/* a / b for the quantiser's two divisions, amax / fmax and 1 / s: b a
+ * normal fp32 and a / b either normal or below the dynamic scale's floor (so
+ * clamped), a and b finite. On CUDA this is __fdiv_rn's own fast path (a
+ * reciprocal refined by one Newton step, then the quotient corrected by its
+ * exact fma residual) without the range check (FCHK) that guards it and the
+ * call to the slow path behind that check: in these ranges the check never
+ * fires, and a call is a scheduling barrier, which serialised the NV vectors'
+ * scale chains in the block quantiser. gpu/cuda/test_math.cu checks every
+ * operand of both domains bit for bit against __fdiv_rn on the device. HIP's
+ * __fdiv_rn has no call (v_div_scale / v_div_fmas / v_div_fixup): kept. */
+__device__ __forceinline__ float rmsi_d_div_inrange(float a, float b)
+{
+#if RMSI_HAVE_RCP_APPROX
+    float y = rmsi_rcp_approx(b);
+    y = fmaf(y, fmaf(-b, y, 1.0f), y);
+    const float q = a * y;
+    return fmaf(y, fmaf(-b, q, a), q);
+#else
+    return __fdiv_rn(a, b);
+#endif
+}
+
+/* 1 / s of a dynamic scale: s >= 1 / (fmax * 512) and at most FLT_MAX / 240
+ * rounded up to a power of two (2^121), so 1 / s is normal; or +inf, whose
+ * reciprocal is 0 as __fdiv_rn's (never NaN: amax ignores NaN). */
+__device__ __forceinline__ float rmsi_d_scale_recip(float s)
+{
+    return isfinite(s) ? rmsi_d_div_inrange(1.0f, s) : 0.0f;
+}
+
 /* ref/formats.h rmsi_dynamic_scale, same operations in the same order. lo is
  * its 1 / (fmax * 512), which depends on the format only: the host computes
- * it once (rmsi_fwd_params.s_min) instead of every call dividing again. */
+ * it once (rmsi_fwd_params.s_min) instead of every call dividing again. The
+ * quotient is correctly rounded (rmsi_d_div_inrange; where it would be
+ * subnormal it is below lo and replaced). */
 __device__ __forceinline__ float rmsi_d_dynamic_scale(float amax, float ub, float fmax, float lo, int pow2)
 {
     float a = (ub > 0.0f && amax > ub) ? ub : amax;
-    float s = __fdiv_rn(a, fmax);
+    float s = isfinite(a) ? rmsi_d_div_inrange(a, fmax) : a;
     if (!(s >= lo))
         s = lo;
     if (pow2 && isfinite(s)) {
@@ -387,7 +419,7 @@ __device__ __forceinline__ bool rmsi_fp8_hw_pack(const float *q, int fmt, uint32
 template <int N>
 __device__ __forceinline__ void rmsi_fp8_quant(const float *v, float s, bool recip, int fmt, uint8_t *dst)
 {
-    const float inv = recip ? __fdiv_rn(1.0f, s) : 0.0f;
+    const float inv = recip ? rmsi_d_scale_recip(s) : 0.0f;
     uint32_t w[(N + 3) / 4];
 #if RMSI_HAVE_HW_FP8X4
     if constexpr (N % 4 == 0) {

@@ -224,13 +224,53 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
         }
 
         uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) : nullptr;
+        /* CUDA's block quantiser takes every vector's values and amax
+         * first, then the NV block amax butterflies side by side, then the
+         * scales and codes; in the loop below each vector's shuffles and
+         * scale wait on the previous vector's (quant-block 32768x8192 390.7
+         * -> 377.9 us, S11-4). HIP keeps that loop: holding every vector's
+         * values cost VGPRs there, hence waves (docs/perf/amd-isa.md). The
+         * shuffles need every lane of a block, live or not. */
+        if constexpr (Q && RMSI_QUANT_BLOCK_BATCHED) {
+            if (p.quant == RMSI_Q_BLOCK) {
+                float v[NV][VEC], am[NV];
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const int i = t + k * tpr;
+                    const bool on = live && i < nvec;
+                    rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
+                    if (yr && on)
+                        rmsi_st16(yr + i, rmsi_pack16<T>(v[k]), p.cache & RMSI_CACHE_ST);
+                    am[k] = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        am[k] = fmaxf(am[k], fabsf(v[k][e]));
+                }
+                rmsi_warp_reduce_n<NV>(am, L, rmsi_op_max());
+#pragma unroll
+                for (int k = 0; k < NV; k++) {
+                    const int i = t + k * tpr;
+                    if (!(live && i < nvec))
+                        continue;
+                    const float s = rmsi_d_dynamic_scale(am[k], 0.0f, p.fmax, p.s_min, p.pow2);
+                    if ((t % L) == 0)
+                        p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
+                    /* 1 / s: see the comment on the loop below */
+                    rmsi_fp8_quant<VEC>(v[k], s, true, p.fp8, rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC);
+                }
+                continue;
+            }
+        }
+        /* the block quantiser here too where the vendor has no path above
+         * (compiled out where it has: it cost the path above registers) */
+        const bool qblock = Q && !RMSI_QUANT_BLOCK_BATCHED && p.quant == RMSI_Q_BLOCK;
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const int i = t + k * tpr;
             const bool on = live && i < nvec;
             /* The block quantiser's shuffles need every lane of a block, live
              * or not; without them a dead vector is skipped outright. */
-            if (!(Q && p.quant == RMSI_Q_BLOCK) && !on)
+            if (!qblock && !on)
                 continue;
             float v[VEC];
             rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
@@ -238,7 +278,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
                 rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {
                 float s = s_row;
-                if (p.quant == RMSI_Q_BLOCK) {
+                if (qblock) {
                     float amax = 0.0f;
 #pragma unroll
                     for (int e = 0; e < VEC; e++)

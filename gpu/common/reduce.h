@@ -39,6 +39,18 @@ __device__ __forceinline__ float rmsi_warp_reduce(float v, int width, Op op)
     return v;
 }
 
+/* N independent reductions over the same lanes, step by step: the N shuffle
+ * chains interleave instead of each waiting for the one before. */
+template <int N, class Op>
+__device__ __forceinline__ void rmsi_warp_reduce_n(float (&v)[N], int width, Op op)
+{
+    for (int m = width >> 1; m > 0; m >>= 1) {
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            v[k] = op(v[k], rmsi_shfl_xor(v[k], m, RMSI_WARP));
+    }
+}
+
 /* sm: RMSI_MAX_WARPS floats of shared memory. */
 template <class Op>
 __device__ __forceinline__ float rmsi_row_reduce(float v, float *sm, Op op)

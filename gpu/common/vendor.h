@@ -70,6 +70,8 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
  * encoder in device_math.h is used for every format. */
 #define RMSI_HAVE_HW_FP8 0
 #define RMSI_HAVE_HW_FP8X4 0
+#define RMSI_HAVE_RCP_APPROX 0
+#define RMSI_QUANT_BLOCK_BATCHED 0 /* forward.cu */
 /* Pairs of 16-bit values are rounded in software (device_math.h). */
 #define RMSI_HAVE_HW_PACK2 0
 /* The backward reads weff from registers (no shared-memory row): see
@@ -128,6 +130,16 @@ typedef cudaError_t rmsi_error_t;
 __device__ __forceinline__ float rmsi_shfl_xor(float v, int mask, int width)
 {
     return __shfl_xor_sync(0xffffffffu, v, mask, width);
+}
+/* MUFU.RCP: within an ulp of 1 / b for normal b (the seed that
+ * rmsi_d_div_inrange refines). */
+#define RMSI_HAVE_RCP_APPROX 1
+#define RMSI_QUANT_BLOCK_BATCHED 1 /* forward.cu */
+__device__ __forceinline__ float rmsi_rcp_approx(float b)
+{
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(b));
+    return y;
 }
 __device__ __forceinline__ uint16_t rmsi_f16_from_f32_hw(float f)
 {
