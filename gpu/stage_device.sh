@@ -1,6 +1,7 @@
 #!/bin/sh
 # Stages what a device run needs into build/devrun (git-ignored; name it in the
-# run tool's carry list): the core library, the CUDA plugin, the test binaries,
+# run tool's carry list): the core library, the CUDA plugin, the test binaries
+# (with gpu/cuda/test_math.cu's),
 # rmsnorm-bench, and the two shared libraries the device image may lack
 # (libcmocka for the tests, libgomp for the core's OpenMP).
 set -eu
@@ -17,6 +18,8 @@ done
 for t in build/tests/*; do
     [ -f "$t" ] && [ -x "$t" ] && cp "$t" "$d/tests/" && strip --strip-debug "$d/tests/$(basename "$t")"
 done
+# the quantiser's division against __fdiv_rn (ninja cuda-check), run with the suites
+[ -x build/gpu/test_math ] && cp build/gpu/test_math "$d/tests/"
 [ -x build/rmsnorm-bench ] && cp build/rmsnorm-bench "$d/" && strip --strip-debug "$d/rmsnorm-bench"
 strip --strip-debug "$d/lib/librmsnorm.so.1"
 du -sh "$d"
