@@ -355,6 +355,9 @@ int main(int argc, char **argv)
     rmsi_bench_probe_bufs pb;
     rmsi_bench_ctx ctx;
     rmsi_bench_cell *cells = NULL;
+    /* Line-buffered even into a file or pipe: a run killed by a timeout
+     * keeps the cells it printed (session 11 lost five whole runs that way). */
+    (void)setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = options(argc, argv, &o, &r);
     if (rc != 0) {
         if (rc < 0)
