@@ -226,7 +226,7 @@ RMSNORM_API rmsnorm_status rmsnorm_backward_workspace_size(const rmsnorm_backend
  * backend's memory space. Device backends return once the work is queued.
  * Any number of host threads may call these at once, on any backends, as long
  * as no call writes what another call reads or writes (tests/test_threads.c
- * runs concurrent backwards).
+ * runs forwards and backwards side by side).
  * Returns RMSNORM_OK or the first failing check's status; a rejected call writes
  * nothing. PER_BLOCK_128 with cols % 128 != 0 is RMSNORM_ERR_BAD_SHAPE; docs/abi.md
  * lists every check in order. */

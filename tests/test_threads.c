@@ -9,7 +9,9 @@
  * RMSNORM_ERR_DEVICE). Here four threads alternate two backward calls of one
  * kernel with different needs (4096 x 4096 bf16, with and without a residual
  * gradient: 48 and 56 KB on the H200). Host backends run the same at a small
- * shape (their thread-safety, OpenMP inside each call).
+ * shape (their thread-safety, OpenMP inside each call). A second test runs
+ * the forward the same way (fused residual add + 1x128 fp8 block quant, h,
+ * y, codes and scales) in four threads next to two backward threads.
  *
  * cmocka's assertions are for the main thread only: the workers record their
  * statuses, the main thread checks them after the join.
@@ -24,14 +26,42 @@
 
 enum { NTHREADS = 4 };
 
+/* One thread's calls: how many, and the first failure (RMSNORM_OK if none). */
+typedef struct repeat {
+    int iters;
+    rmsnorm_status st;
+    int failed_at;
+} repeat;
+
+static void repeat_calls(repeat *r, rmsnorm_status (*call)(void *), void *arg)
+{
+    r->st = RMSNORM_OK;
+    r->failed_at = -1;
+    for (int i = 0; i < r->iters; i++) {
+        const rmsnorm_status st = call(arg);
+        if (st != RMSNORM_OK) {
+            r->st = st;
+            r->failed_at = i;
+            return;
+        }
+    }
+}
+
+/* In the main thread, after the join. */
+static void expect_repeat_ok(const repeat *r, const char *what, int k)
+{
+    if (r->st != RMSNORM_OK)
+        print_error("%s thread %d: call %d of %d returned %s\n", what, k, r->failed_at, r->iters,
+                    rmsnorm_status_string(r->st));
+    assert_int_equal(r->st, RMSNORM_OK);
+}
+
 typedef struct worker {
     rmst_bwd_bufs bb;
     rmst_buf dres;
     rmsnorm_backward_args a;
     const rmsnorm_backend *be;
-    int iters;
-    rmsnorm_status st; /* the first failure, or RMSNORM_OK */
-    int failed_at;
+    repeat rep;
 } worker;
 
 /* Thread k gets the residual gradient when k is odd; all threads share the
@@ -58,19 +88,93 @@ static void worker_init(worker *w, const rmsnorm_backend *be, int64_t rows, int6
         w->a.dresidual = (rmsnorm_matrix){w->dres.mem, RMSNORM_BF16, rows, cols, cols};
 }
 
+static rmsnorm_status worker_call(void *arg)
+{
+    const worker *w = arg;
+    return rmsnorm_backward(w->be, &w->a, NULL);
+}
+
 static void *worker_run(void *arg)
 {
     worker *w = arg;
-    w->st = RMSNORM_OK;
-    w->failed_at = -1;
-    for (int i = 0; i < w->iters; i++) {
-        const rmsnorm_status st = rmsnorm_backward(w->be, &w->a, NULL);
-        if (st != RMSNORM_OK) {
-            w->st = st;
-            w->failed_at = i;
-            break;
-        }
+    repeat_calls(&w->rep, worker_call, w);
+    return NULL;
+}
+
+/* A forward with every output: h = x + r, y, fp8 codes and 1x128 scales. */
+typedef struct fwd_worker {
+    rmst_buf x, res, h, y, q, scale;
+    rmsnorm_forward_args a;
+    const rmsnorm_backend *be;
+    repeat rep;
+} fwd_worker;
+
+static void fwd_worker_init(fwd_worker *w, const rmsnorm_backend *be, int64_t rows, int64_t cols)
+{
+    const size_t n = (size_t)(rows * cols);
+    size_t scales = 0;
+    rmst_rng rng = {0xf0d};
+    memset(w, 0, sizeof *w);
+    w->be = be;
+    assert_int_equal(rmsnorm_quant_scale_count(RMSNORM_QUANT_PER_BLOCK_128, rows, cols, &scales), RMSNORM_OK);
+    rmst_buf_init(&w->x, be, n * sizeof(uint16_t));
+    rmst_buf_init(&w->res, be, n * sizeof(uint16_t));
+    rmst_buf_init(&w->h, be, n * sizeof(uint16_t));
+    rmst_buf_init(&w->y, be, n * sizeof(uint16_t));
+    rmst_buf_init(&w->q, be, n);
+    rmst_buf_init(&w->scale, be, scales * sizeof(float));
+    for (size_t j = 0; j < n; j++) {
+        rmsi_store(w->x.host, RMSNORM_BF16, j, (float)rmst_rng_sym(&rng));
+        rmsi_store(w->res.host, RMSNORM_BF16, j, (float)rmst_rng_sym(&rng));
     }
+    rmst_buf_upload(&w->x);
+    rmst_buf_upload(&w->res);
+    memset(&w->a, 0, sizeof w->a);
+    w->a.struct_size = sizeof w->a;
+    w->a.x = (rmsnorm_matrix){w->x.mem, RMSNORM_BF16, rows, cols, cols};
+    w->a.residual = (rmsnorm_matrix){w->res.mem, RMSNORM_BF16, rows, cols, cols};
+    w->a.h_out = (rmsnorm_matrix){w->h.mem, RMSNORM_BF16, rows, cols, cols};
+    w->a.y = (rmsnorm_matrix){w->y.mem, RMSNORM_BF16, rows, cols, cols};
+    w->a.q = (rmsnorm_matrix){w->q.mem, RMSNORM_F8_E4M3, rows, cols, cols};
+    w->a.scale = (float *)w->scale.mem;
+    w->a.quant_mode = RMSNORM_QUANT_PER_BLOCK_128;
+    w->a.eps = 1e-6f;
+}
+
+/* Outputs poisoned (and uploaded) before the calls. */
+static void fwd_worker_poison(fwd_worker *w)
+{
+    rmst_buf *out[4] = {&w->h, &w->y, &w->q, &w->scale};
+    for (int i = 0; i < 4; i++) {
+        rmst_buf_fill(out[i], 0xff);
+        rmst_buf_upload(out[i]);
+    }
+}
+
+static void fwd_worker_download(fwd_worker *w)
+{
+    rmst_buf *out[4] = {&w->h, &w->y, &w->q, &w->scale};
+    for (int i = 0; i < 4; i++)
+        rmst_buf_download(out[i]);
+}
+
+static void fwd_worker_free(fwd_worker *w)
+{
+    rmst_buf *all[6] = {&w->x, &w->res, &w->h, &w->y, &w->q, &w->scale};
+    for (int i = 0; i < 6; i++)
+        rmst_buf_free(all[i]);
+}
+
+static rmsnorm_status fwd_worker_call(void *arg)
+{
+    const fwd_worker *w = arg;
+    return rmsnorm_forward(w->be, &w->a, NULL);
+}
+
+static void *fwd_worker_run(void *arg)
+{
+    fwd_worker *w = arg;
+    repeat_calls(&w->rep, fwd_worker_call, w);
     return NULL;
 }
 
@@ -85,7 +189,7 @@ static void concurrent_backward(void **state)
 
     for (int k = 0; k < NTHREADS; k++) {
         worker_init(&w[k], b->be, rows, cols, k & 1);
-        w[k].iters = dev ? 200 : 3;
+        w[k].rep.iters = dev ? 200 : 3;
     }
     /* alone first: the results every concurrent call must reproduce */
     for (int k = 0; k < 2; k++) {
@@ -106,10 +210,7 @@ static void concurrent_backward(void **state)
     for (int k = 0; k < NTHREADS; k++)
         assert_int_equal(pthread_join(th[k], NULL), 0);
     for (int k = 0; k < NTHREADS; k++) {
-        if (w[k].st != RMSNORM_OK)
-            print_error("thread %d (%s residual gradient): call %d of %d returned %s\n", k,
-                        (k & 1) ? "with" : "no", w[k].failed_at, w[k].iters, rmsnorm_status_string(w[k].st));
-        assert_int_equal(w[k].st, RMSNORM_OK);
+        expect_repeat_ok(&w[k].rep, (k & 1) ? "backward (residual gradient)" : "backward", k);
         rmst_buf_download(&w[k].bb.dx);
         rmst_buf_download(&w[k].bb.dw);
         assert_memory_equal(w[k].bb.dx.host, want_dx[k & 1], w[k].bb.dx.bytes);
@@ -125,10 +226,69 @@ static void concurrent_backward(void **state)
     }
 }
 
+static void concurrent_forward(void **state)
+{
+    enum { NFWD = 4, NBWD = 2 };
+    const rmst_backend *b = rmst_backend_of(state);
+    const int dev = rmsnorm_backend_is_device(b->be);
+    const int64_t rows = dev ? 4096 : 64, cols = dev ? 4096 : 1024;
+    static fwd_worker f[NFWD];
+    static worker w[NBWD];
+    pthread_t th[NFWD + NBWD];
+    rmst_buf want[4];
+
+    for (int k = 0; k < NFWD; k++) {
+        fwd_worker_init(&f[k], b->be, rows, cols);
+        f[k].rep.iters = dev ? 200 : 3;
+    }
+    for (int k = 0; k < NBWD; k++) {
+        worker_init(&w[k], b->be, rows, cols, k & 1);
+        w[k].rep.iters = dev ? 200 : 3;
+    }
+    /* alone first: the outputs every concurrent call must reproduce */
+    fwd_worker_poison(&f[0]);
+    rmst_expect_ok(rmsnorm_forward(b->be, &f[0].a, NULL));
+    fwd_worker_download(&f[0]);
+    {
+        rmst_buf *out[4] = {&f[0].h, &f[0].y, &f[0].q, &f[0].scale};
+        for (int i = 0; i < 4; i++) {
+            want[i].bytes = out[i]->bytes;
+            want[i].host = test_malloc(out[i]->bytes);
+            memcpy(want[i].host, out[i]->host, out[i]->bytes);
+        }
+    }
+    for (int k = 0; k < NFWD; k++)
+        fwd_worker_poison(&f[k]);
+    for (int k = 0; k < NFWD; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, fwd_worker_run, &f[k]), 0);
+    for (int k = 0; k < NBWD; k++)
+        assert_int_equal(pthread_create(&th[NFWD + k], NULL, worker_run, &w[k]), 0);
+    for (int k = 0; k < NFWD + NBWD; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    for (int k = 0; k < NBWD; k++)
+        expect_repeat_ok(&w[k].rep, "backward", k);
+    for (int k = 0; k < NFWD; k++) {
+        expect_repeat_ok(&f[k].rep, "forward", k);
+        fwd_worker_download(&f[k]);
+        rmst_buf *out[4] = {&f[k].h, &f[k].y, &f[k].q, &f[k].scale};
+        for (int i = 0; i < 4; i++)
+            assert_memory_equal(out[i]->host, want[i].host, want[i].bytes);
+    }
+    for (int i = 0; i < 4; i++)
+        test_free(want[i].host);
+    for (int k = 0; k < NFWD; k++)
+        fwd_worker_free(&f[k]);
+    for (int k = 0; k < NBWD; k++) {
+        rmst_bwd_bufs_free(&w[k].bb);
+        rmst_buf_free(&w[k].dres);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(concurrent_backward),
+        cmocka_unit_test(concurrent_forward),
     };
     if (rmst_main_init(argc, argv) != 0)
         return 2;
