@@ -61,8 +61,25 @@ typedef struct worker {
     rmst_buf dres;
     rmsnorm_backward_args a;
     const rmsnorm_backend *be;
+    int with_dres; /* the call adds the residual gradient */
     repeat rep;
 } worker;
+
+/* Poisons dx, dw and the workspace (and uploads every buffer), then fills
+ * the call's arguments. */
+static void worker_args(worker *w)
+{
+    rmst_bwd_bufs_args(&w->bb, &w->a);
+    w->a.eps = 1e-6f;
+    if (w->with_dres)
+        w->a.dresidual = (rmsnorm_matrix){w->dres.mem, RMSNORM_BF16, w->bb.rows, w->bb.cols, w->bb.cols};
+}
+
+static void worker_free(worker *w)
+{
+    rmst_bwd_bufs_free(&w->bb);
+    rmst_buf_free(&w->dres);
+}
 
 /* Thread k gets the residual gradient when k is odd; all threads share the
  * data of the seed, so threads of one kind must agree bit for bit. */
@@ -72,6 +89,7 @@ static void worker_init(worker *w, const rmsnorm_backend *be, int64_t rows, int6
     rmst_rng rng = {0x7ead};
     memset(w, 0, sizeof *w);
     w->be = be;
+    w->with_dres = dres;
     rmst_bwd_bufs_init(&w->bb, be, rows, cols, RMSNORM_BF16, RMSNORM_BF16);
     rmst_buf_init(&w->dres, be, n * sizeof(uint16_t));
     for (size_t j = 0; j < n; j++) {
@@ -81,11 +99,8 @@ static void worker_init(worker *w, const rmsnorm_backend *be, int64_t rows, int6
     }
     for (int64_t j = 0; j < cols; j++)
         rmsi_store(w->bb.w.host, RMSNORM_BF16, (size_t)j, 0.5f + 0.25f * (float)(j % 5));
-    rmst_bwd_bufs_args(&w->bb, &w->a);
     rmst_buf_upload(&w->dres);
-    w->a.eps = 1e-6f;
-    if (dres)
-        w->a.dresidual = (rmsnorm_matrix){w->dres.mem, RMSNORM_BF16, rows, cols, cols};
+    worker_args(w);
 }
 
 static rmsnorm_status worker_call(void *arg)
@@ -141,21 +156,25 @@ static void fwd_worker_init(fwd_worker *w, const rmsnorm_backend *be, int64_t ro
     w->a.eps = 1e-6f;
 }
 
+enum { NFWD_OUT = 4 };
+
+static void fwd_worker_outputs(fwd_worker *w, rmst_buf *out[NFWD_OUT])
+{
+    out[0] = &w->h;
+    out[1] = &w->y;
+    out[2] = &w->q;
+    out[3] = &w->scale;
+}
+
 /* Outputs poisoned (and uploaded) before the calls. */
 static void fwd_worker_poison(fwd_worker *w)
 {
-    rmst_buf *out[4] = {&w->h, &w->y, &w->q, &w->scale};
-    for (int i = 0; i < 4; i++) {
+    rmst_buf *out[NFWD_OUT];
+    fwd_worker_outputs(w, out);
+    for (int i = 0; i < NFWD_OUT; i++) {
         rmst_buf_fill(out[i], 0xff);
         rmst_buf_upload(out[i]);
     }
-}
-
-static void fwd_worker_download(fwd_worker *w)
-{
-    rmst_buf *out[4] = {&w->h, &w->y, &w->q, &w->scale};
-    for (int i = 0; i < 4; i++)
-        rmst_buf_download(out[i]);
 }
 
 static void fwd_worker_free(fwd_worker *w)
@@ -200,10 +219,7 @@ static void concurrent_backward(void **state)
         want_dw[k] = test_malloc(w[k].bb.dw.bytes);
         memcpy(want_dx[k], w[k].bb.dx.host, w[k].bb.dx.bytes);
         memcpy(want_dw[k], w[k].bb.dw.host, w[k].bb.dw.bytes);
-        rmst_bwd_bufs_args(&w[k].bb, &w[k].a); /* poison again (re-uploads; args unchanged) */
-        if (k & 1)
-            w[k].a.dresidual = (rmsnorm_matrix){w[k].dres.mem, RMSNORM_BF16, rows, cols, cols};
-        w[k].a.eps = 1e-6f;
+        worker_args(&w[k]); /* poisoned again */
     }
     for (int k = 0; k < NTHREADS; k++)
         assert_int_equal(pthread_create(&th[k], NULL, worker_run, &w[k]), 0);
@@ -220,10 +236,8 @@ static void concurrent_backward(void **state)
         test_free(want_dx[k]);
         test_free(want_dw[k]);
     }
-    for (int k = 0; k < NTHREADS; k++) {
-        rmst_bwd_bufs_free(&w[k].bb);
-        rmst_buf_free(&w[k].dres);
-    }
+    for (int k = 0; k < NTHREADS; k++)
+        worker_free(&w[k]);
 }
 
 static void concurrent_forward(void **state)
@@ -235,7 +249,8 @@ static void concurrent_forward(void **state)
     static fwd_worker f[NFWD];
     static worker w[NBWD];
     pthread_t th[NFWD + NBWD];
-    rmst_buf want[4];
+    rmst_buf *out[NFWD_OUT];
+    unsigned char *want[NFWD_OUT];
 
     for (int k = 0; k < NFWD; k++) {
         fwd_worker_init(&f[k], b->be, rows, cols);
@@ -248,14 +263,11 @@ static void concurrent_forward(void **state)
     /* alone first: the outputs every concurrent call must reproduce */
     fwd_worker_poison(&f[0]);
     rmst_expect_ok(rmsnorm_forward(b->be, &f[0].a, NULL));
-    fwd_worker_download(&f[0]);
-    {
-        rmst_buf *out[4] = {&f[0].h, &f[0].y, &f[0].q, &f[0].scale};
-        for (int i = 0; i < 4; i++) {
-            want[i].bytes = out[i]->bytes;
-            want[i].host = test_malloc(out[i]->bytes);
-            memcpy(want[i].host, out[i]->host, out[i]->bytes);
-        }
+    fwd_worker_outputs(&f[0], out);
+    for (int i = 0; i < NFWD_OUT; i++) {
+        rmst_buf_download(out[i]);
+        want[i] = test_malloc(out[i]->bytes);
+        memcpy(want[i], out[i]->host, out[i]->bytes);
     }
     for (int k = 0; k < NFWD; k++)
         fwd_worker_poison(&f[k]);
@@ -269,19 +281,18 @@ static void concurrent_forward(void **state)
         expect_repeat_ok(&w[k].rep, "backward", k);
     for (int k = 0; k < NFWD; k++) {
         expect_repeat_ok(&f[k].rep, "forward", k);
-        fwd_worker_download(&f[k]);
-        rmst_buf *out[4] = {&f[k].h, &f[k].y, &f[k].q, &f[k].scale};
-        for (int i = 0; i < 4; i++)
-            assert_memory_equal(out[i]->host, want[i].host, want[i].bytes);
+        fwd_worker_outputs(&f[k], out);
+        for (int i = 0; i < NFWD_OUT; i++) {
+            rmst_buf_download(out[i]);
+            assert_memory_equal(out[i]->host, want[i], out[i]->bytes);
+        }
     }
-    for (int i = 0; i < 4; i++)
-        test_free(want[i].host);
+    for (int i = 0; i < NFWD_OUT; i++)
+        test_free(want[i]);
     for (int k = 0; k < NFWD; k++)
         fwd_worker_free(&f[k]);
-    for (int k = 0; k < NBWD; k++) {
-        rmst_bwd_bufs_free(&w[k].bb);
-        rmst_buf_free(&w[k].dres);
-    }
+    for (int k = 0; k < NBWD; k++)
+        worker_free(&w[k]);
 }
 
 int main(int argc, char **argv)
