@@ -1,10 +1,12 @@
 /*
  * config_set / config_describe / config_enumerate, and the pin they share with
  * the environment override RMSNORM_CUDA_CONFIG (read once, on first use).
- * The pin is a benchmarking knob: config_set is not meant to race with ops
- * running on other threads (each field is read atomically, the set as a whole
- * is not).
+ * The pin is read and written under one lock: ops on many host threads read
+ * it at once, and the first of them reads the environment (two threads' first
+ * ops used to race there: the second could see the flag set before the
+ * override was stored, and run one op on the ladder).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,13 +14,16 @@
 #include "gpu/cuda/cuda_internal.h"
 #include "gpu/cuda/ladder.h"
 
+static pthread_mutex_t rmsi_pin_lock = PTHREAD_MUTEX_INITIALIZER;
 static rmsi_config rmsi_pin = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
-static int rmsi_pin_env_read = 0;
+static int rmsi_pin_env_read = 0; /* under rmsi_pin_lock */
 
+/* Call with rmsi_pin_lock held. */
 static void rmsi_pin_from_env(void)
 {
-    if (__atomic_exchange_n(&rmsi_pin_env_read, 1, __ATOMIC_ACQ_REL))
+    if (rmsi_pin_env_read)
         return;
+    rmsi_pin_env_read = 1;
     const char *e = getenv("RMSNORM_CUDA_CONFIG");
     rmsi_config c;
     /* A malformed override is ignored rather than failing every op. */
@@ -28,17 +33,26 @@ static void rmsi_pin_from_env(void)
 
 void rmsi_cuda_config_pin(rmsi_config *out)
 {
+    static const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+    if (pthread_mutex_lock(&rmsi_pin_lock) != 0) {
+        *out = none; /* the ladder: never a half-read pin */
+        return;
+    }
     rmsi_pin_from_env();
     *out = rmsi_pin;
+    (void)pthread_mutex_unlock(&rmsi_pin_lock);
 }
 
 rmsnorm_status rmsi_cuda_config_set(const char *spec)
 {
     rmsi_config c;
-    rmsi_pin_from_env();
     if (rmsi_config_parse(spec, &c) != 0)
         return RMSNORM_ERR_BAD_ARGUMENT;
+    if (pthread_mutex_lock(&rmsi_pin_lock) != 0)
+        return RMSNORM_ERR_BAD_ARGUMENT;
+    rmsi_pin_env_read = 1; /* a set replaces the override, also before the first op */
     rmsi_pin = c;
+    (void)pthread_mutex_unlock(&rmsi_pin_lock);
     return RMSNORM_OK;
 }
 

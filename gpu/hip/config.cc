@@ -9,9 +9,11 @@
  * LDS async copies). They are part of the syntax so that a search names the
  * whole AMD space, and only 0 is accepted until a shared kernel implements
  * them: a pin that asks for more is RMSNORM_ERR_BAD_ARGUMENT, never silently
- * ignored. The pin is a benchmarking knob: config_set is not meant to race
- * with ops on other threads.
+ * ignored. The pin is read and written under one lock (ops on many host
+ * threads read it; a set while they run gives each op the old or the new pin
+ * whole, as in gpu/cuda/config.cu).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,22 +71,29 @@ static rmsi_config rmsi_hip_env_pin(void)
     return c;
 }
 
-static rmsi_config rmsi_hip_pin;
-static int rmsi_hip_pin_set = 0;
+static pthread_mutex_t rmsi_hip_pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static rmsi_config rmsi_hip_pin; /* under rmsi_hip_pin_lock */
+static int rmsi_hip_pin_set = 0; /* under rmsi_hip_pin_lock */
 
 void rmsi_hip_config_pin(rmsi_config *out)
 {
     static const rmsi_config env = rmsi_hip_env_pin(); /* C++11: initialised once, thread-safely */
-    *out = __atomic_load_n(&rmsi_hip_pin_set, __ATOMIC_ACQUIRE) ? rmsi_hip_pin : env;
+    *out = env;
+    if (pthread_mutex_lock(&rmsi_hip_pin_lock) != 0)
+        return;
+    if (rmsi_hip_pin_set)
+        *out = rmsi_hip_pin;
+    (void)pthread_mutex_unlock(&rmsi_hip_pin_lock);
 }
 
 rmsnorm_status rmsi_hip_config_set(const char *spec)
 {
     rmsi_config c;
-    if (rmsi_hip_parse(spec, &c) != 0)
+    if (rmsi_hip_parse(spec, &c) != 0 || pthread_mutex_lock(&rmsi_hip_pin_lock) != 0)
         return RMSNORM_ERR_BAD_ARGUMENT;
     rmsi_hip_pin = c;
-    __atomic_store_n(&rmsi_hip_pin_set, 1, __ATOMIC_RELEASE);
+    rmsi_hip_pin_set = 1;
+    (void)pthread_mutex_unlock(&rmsi_hip_pin_lock);
     return RMSNORM_OK;
 }
 
