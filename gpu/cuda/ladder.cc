@@ -139,12 +139,27 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
  * 4096x4096 19.36 -> 18.43 us, 1024x8192 12.28 -> 10.92, 16384x2048 35.44
  * -> 33.75, 32768x8192 260.3 -> 258.3; fused add 0.1-1.4%) although 64
  * registers leave 1024 threads an SM where 40 left 1536: a row's second
- * memory latency cost more than the bytes in flight it bought. */
+ * memory latency cost more than the bytes in flight it bought.
+ * Except for 16-bit rows of 640 or more vectors that are not a power of two
+ * (5120, 6144, 7168 columns: CTAs of 5-7 warps) at 64 or more rows an SM,
+ * plain forward: there the 40-register kernel's occupancy wins (S12-4,
+ * S12-5, rmsnorm-bench, stage=0 pinned between two ladder runs: 16384x5120
+ * 84.15 -> 82.67 us, 32768x5120 165.40 -> 162.19, 65536x5120 325.4 ->
+ * 319.3, 16384x6144 100.61 -> 98.84, 16384x7168 120.51 -> 114.61), while
+ * at 4096 rows it lost (4096x5120 23.29 -> 23.56, 4096x6144 27.38 ->
+ * 27.66, 1024x7168 10.33 -> 11.28) except 4096x7168 (32.56 -> 31.68), and
+ * 3072 columns (96 threads) gained nothing (16384x3072 50.50 -> 50.83,
+ * 65536x3072 194.08 -> 193.02). Power-of-two rows keep the weights with the
+ * row at every count (32768x8192 259.8 -> 261.2, 4096x4096 18.44 -> 19.42). */
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c);
 static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
 {
-    if (s->op == RMSI_OP_FWD)
-        return c->path == RMSI_PATH_REG && c->nv == 4 && s->quant == RMSI_Q_NONE;
+    if (s->op == RMSI_OP_FWD) {
+        if (c->path != RMSI_PATH_REG || c->nv != 4 || s->quant != RMSI_Q_NONE)
+            return 0;
+        const int64_t nvec = rmsi_nvec(s);
+        return !(s->esz == 2 && !s->res && s->rows >= 64LL * s->sms && nvec >= 640 && !rmsi_is_pow2(nvec));
+    }
     rmsi_config st = *c;
     st.stage = 1;
     return s->op != RMSI_OP_FWD && c->path == RMSI_PATH_REG && c->nv >= 2 && rmsi_bwd_smem(s, &st) <= rmsi_smem_cap(s);

@@ -75,6 +75,27 @@ static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, i
           (long long)rows, (long long)cols, esz, quant, res, c.nv, c.cache, nv, cache);
 }
 
+/* The forward's stage (weights loaded with the row) at 4 vectors. */
+static void check_fwd_stage(int64_t rows, int64_t cols, int esz, int res, int stage)
+{
+    rmsi_shape s = {};
+    rmsi_config c;
+    s.op = RMSI_OP_FWD;
+    s.rows = rows;
+    s.cols = cols;
+    s.esz = esz;
+    s.vec_ok = 1;
+    s.quant = RMSI_Q_NONE;
+    s.res = res;
+    s.sms = 132;
+    s.smem = 232448;
+    s.cluster = 1;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == RMSI_PATH_REG && c.nv == 4 && c.stage == stage,
+          "fwd stage rule %lldx%lld esz %d res %d: nv %d stage %d, expected nv 4 stage %d", (long long)rows,
+          (long long)cols, esz, res, c.nv, c.stage, stage);
+}
+
 /* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
  * them faster, and a persistent grid of a whole number of CTAs an SM when
  * fewer than fit (occ given, as the occupancy API would report it). */
@@ -120,6 +141,16 @@ int main()
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0);
     check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 0, 4, 1);
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 0, 4, 0);
+    /* session 12 (S12-4, S12-5): 16-bit rows of 640+ vectors, not a power of
+     * two, from 64 rows an SM: the weights after the reduction (stage 0) */
+    check_fwd_stage(16384, 5120, 2, 0, 0);
+    check_fwd_stage(8448, 7168, 2, 0, 0);
+    check_fwd_stage(8447, 5120, 2, 0, 1); /* 63.99 rows an SM */
+    check_fwd_stage(4096, 5120, 2, 0, 1);
+    check_fwd_stage(16384, 3072, 2, 0, 1);
+    check_fwd_stage(32768, 8192, 2, 0, 1);
+    check_fwd_stage(16384, 5120, 2, 1, 1); /* fused add: not measured, unchanged */
+    check_fwd_stage(16384, 5120, 4, 0, 1); /* fp32 (1280 vectors): not measured, unchanged */
 
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
     static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
