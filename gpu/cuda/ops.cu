@@ -13,7 +13,9 @@
 #include "gpu/cuda/ladder.h"
 
 /* Pin or ladder; -1 when a pin does not fit the shape. occ_out (may be
- * NULL): the kernel's resident CTAs per SM (0 where not asked: a pinned cps). */
+ * NULL): the kernel's resident CTAs per SM (0 where not asked: a pinned cps,
+ * or the forward's register path, whose grid covers the rows whatever fits,
+ * so that its every call skips the occupancy query's host work). */
 static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int64_t *grid, int *occ_out)
 {
     rmsi_config pin;
@@ -22,7 +24,8 @@ static int rmsi_choose(rmsi_shape *s, int dtype, int wdtype, rmsi_config *c, int
     if (rmsi_config_resolve(s, &pin, c) != 0)
         return -1;
     if (s->op == RMSI_OP_FWD) {
-        if (c->cps == 0 && rmsi_forward_occupancy(dtype, wdtype, s->quant, s->res, c, &occ) != 0)
+        if (c->cps == 0 && c->path != RMSI_PATH_REG &&
+            rmsi_forward_occupancy(dtype, wdtype, s->quant, s->res, c, &occ) != 0)
             return -2;
     } else if (c->cps == 0 && rmsi_backward_occupancy(dtype, wdtype, s->res, c, 0, &occ) != 0) {
         return -2;
