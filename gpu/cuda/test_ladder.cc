@@ -54,8 +54,10 @@ static void check_shape(const rmsi_shape &s, long *configs)
 }
 
 /* Rules the H200 measurements fixed (docs/perf/h200.md), so that a ladder
- * edit that undoes one fails here rather than only in a benchmark. */
-static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, int res, int nv, int cache)
+ * edit that undoes one fails here rather than only in a benchmark:
+ * h200_ladder gives the ladder's config of a contiguous shape there (132
+ * SMs), check_rule and check_fwd_stage compare it with a rule's. */
+static rmsi_config h200_ladder(int op, int64_t rows, int64_t cols, int esz, int quant, int res)
 {
     rmsi_shape s = {};
     rmsi_config c;
@@ -70,6 +72,12 @@ static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, i
     s.smem = 232448;
     s.cluster = 1;
     rmsi_ladder(&s, &c);
+    return c;
+}
+
+static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, int res, int nv, int cache)
+{
+    const rmsi_config c = h200_ladder(op, rows, cols, esz, quant, res);
     CHECK(c.path == RMSI_PATH_REG && c.nv == nv && c.cache == cache,
           "rule: op %d %lldx%lld esz %d quant %d res %d: nv %d cache %d, expected nv %d cache %d", op,
           (long long)rows, (long long)cols, esz, quant, res, c.nv, c.cache, nv, cache);
@@ -78,19 +86,7 @@ static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, i
 /* The forward's stage (weights loaded with the row) at 4 vectors. */
 static void check_fwd_stage(int64_t rows, int64_t cols, int esz, int res, int stage)
 {
-    rmsi_shape s = {};
-    rmsi_config c;
-    s.op = RMSI_OP_FWD;
-    s.rows = rows;
-    s.cols = cols;
-    s.esz = esz;
-    s.vec_ok = 1;
-    s.quant = RMSI_Q_NONE;
-    s.res = res;
-    s.sms = 132;
-    s.smem = 232448;
-    s.cluster = 1;
-    rmsi_ladder(&s, &c);
+    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, esz, RMSI_Q_NONE, res);
     CHECK(c.path == RMSI_PATH_REG && c.nv == 4 && c.stage == stage,
           "fwd stage rule %lldx%lld esz %d res %d: nv %d stage %d, expected nv 4 stage %d", (long long)rows,
           (long long)cols, esz, res, c.nv, c.stage, stage);
