@@ -199,6 +199,10 @@ def main():
     fwd_case(ours, 8448, 8192, bf, res=True)
     fwd_case(ours, 8448, 4096, f32, wdt=f32, res=True, off=1.0)
     fwd_case(ours, 8448, 2048, bf)
+    # ... and 16-bit rows of 640+ vectors not a power of two load their
+    # weights after the reduction there (stage 0, session 12)
+    fwd_case(ours, 8448, 5120, bf)
+    fwd_case(ours, 8448, 7168, hf, wdt=f32, llama=True, off=1.0)
     # multi-pass: wide rows (16-byte) and misaligned / odd strides (narrow)
     fwd_case(ours, 3, 262144, bf, res=True)
     fwd_case(ours, 2, 100003, f32)
