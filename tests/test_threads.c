@@ -26,25 +26,31 @@
 
 enum { NTHREADS = 4 };
 
-/* One thread's calls: how many, and the first failure (RMSNORM_OK if none). */
+/* One thread's calls: which, how many, and the first failure (RMSNORM_OK
+ * if none). */
 typedef struct repeat {
+    rmsnorm_status (*call)(void *);
+    void *arg;
     int iters;
     rmsnorm_status st;
     int failed_at;
 } repeat;
 
-static void repeat_calls(repeat *r, rmsnorm_status (*call)(void *), void *arg)
+/* The thread function of every worker (arg: its repeat). */
+static void *repeat_run(void *arg)
 {
+    repeat *r = arg;
     r->st = RMSNORM_OK;
     r->failed_at = -1;
     for (int i = 0; i < r->iters; i++) {
-        const rmsnorm_status st = call(arg);
+        const rmsnorm_status st = r->call(r->arg);
         if (st != RMSNORM_OK) {
             r->st = st;
             r->failed_at = i;
-            return;
+            return NULL;
         }
     }
+    return NULL;
 }
 
 /* In the main thread, after the join. */
@@ -81,6 +87,12 @@ static void worker_free(worker *w)
     rmst_buf_free(&w->dres);
 }
 
+static rmsnorm_status worker_call(void *arg)
+{
+    const worker *w = arg;
+    return rmsnorm_backward(w->be, &w->a, NULL);
+}
+
 /* Thread k gets the residual gradient when k is odd; all threads share the
  * data of the seed, so threads of one kind must agree bit for bit. */
 static void worker_init(worker *w, const rmsnorm_backend *be, int64_t rows, int64_t cols, int dres)
@@ -90,6 +102,8 @@ static void worker_init(worker *w, const rmsnorm_backend *be, int64_t rows, int6
     memset(w, 0, sizeof *w);
     w->be = be;
     w->with_dres = dres;
+    w->rep.call = worker_call;
+    w->rep.arg = w;
     rmst_bwd_bufs_init(&w->bb, be, rows, cols, RMSNORM_BF16, RMSNORM_BF16);
     rmst_buf_init(&w->dres, be, n * sizeof(uint16_t));
     for (size_t j = 0; j < n; j++) {
@@ -103,19 +117,6 @@ static void worker_init(worker *w, const rmsnorm_backend *be, int64_t rows, int6
     worker_args(w);
 }
 
-static rmsnorm_status worker_call(void *arg)
-{
-    const worker *w = arg;
-    return rmsnorm_backward(w->be, &w->a, NULL);
-}
-
-static void *worker_run(void *arg)
-{
-    worker *w = arg;
-    repeat_calls(&w->rep, worker_call, w);
-    return NULL;
-}
-
 /* A forward with every output: h = x + r, y, fp8 codes and 1x128 scales. */
 typedef struct fwd_worker {
     rmst_buf x, res, h, y, q, scale;
@@ -124,6 +125,12 @@ typedef struct fwd_worker {
     repeat rep;
 } fwd_worker;
 
+static rmsnorm_status fwd_worker_call(void *arg)
+{
+    const fwd_worker *w = arg;
+    return rmsnorm_forward(w->be, &w->a, NULL);
+}
+
 static void fwd_worker_init(fwd_worker *w, const rmsnorm_backend *be, int64_t rows, int64_t cols)
 {
     const size_t n = (size_t)(rows * cols);
@@ -131,6 +138,8 @@ static void fwd_worker_init(fwd_worker *w, const rmsnorm_backend *be, int64_t ro
     rmst_rng rng = {0xf0d};
     memset(w, 0, sizeof *w);
     w->be = be;
+    w->rep.call = fwd_worker_call;
+    w->rep.arg = w;
     assert_int_equal(rmsnorm_quant_scale_count(RMSNORM_QUANT_PER_BLOCK_128, rows, cols, &scales), RMSNORM_OK);
     rmst_buf_init(&w->x, be, n * sizeof(uint16_t));
     rmst_buf_init(&w->res, be, n * sizeof(uint16_t));
@@ -184,19 +193,6 @@ static void fwd_worker_free(fwd_worker *w)
         rmst_buf_free(all[i]);
 }
 
-static rmsnorm_status fwd_worker_call(void *arg)
-{
-    const fwd_worker *w = arg;
-    return rmsnorm_forward(w->be, &w->a, NULL);
-}
-
-static void *fwd_worker_run(void *arg)
-{
-    fwd_worker *w = arg;
-    repeat_calls(&w->rep, fwd_worker_call, w);
-    return NULL;
-}
-
 static void concurrent_backward(void **state)
 {
     const rmst_backend *b = rmst_backend_of(state);
@@ -222,7 +218,7 @@ static void concurrent_backward(void **state)
         worker_args(&w[k]); /* poisoned again */
     }
     for (int k = 0; k < NTHREADS; k++)
-        assert_int_equal(pthread_create(&th[k], NULL, worker_run, &w[k]), 0);
+        assert_int_equal(pthread_create(&th[k], NULL, repeat_run, &w[k].rep), 0);
     for (int k = 0; k < NTHREADS; k++)
         assert_int_equal(pthread_join(th[k], NULL), 0);
     for (int k = 0; k < NTHREADS; k++) {
@@ -272,9 +268,9 @@ static void concurrent_forward(void **state)
     for (int k = 0; k < NFWD; k++)
         fwd_worker_poison(&f[k]);
     for (int k = 0; k < NFWD; k++)
-        assert_int_equal(pthread_create(&th[k], NULL, fwd_worker_run, &f[k]), 0);
+        assert_int_equal(pthread_create(&th[k], NULL, repeat_run, &f[k].rep), 0);
     for (int k = 0; k < NBWD; k++)
-        assert_int_equal(pthread_create(&th[NFWD + k], NULL, worker_run, &w[k]), 0);
+        assert_int_equal(pthread_create(&th[NFWD + k], NULL, repeat_run, &w[k].rep), 0);
     for (int k = 0; k < NFWD + NBWD; k++)
         assert_int_equal(pthread_join(th[k], NULL), 0);
     for (int k = 0; k < NBWD; k++)
