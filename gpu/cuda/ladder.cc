@@ -18,12 +18,14 @@
  *     accesses, 256 threads per row forward, 512 backward (the re-read hits
  *     L2).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
- *     no persistent loop), streaming cache hints (cache = 1: 0.2-5% faster
- *     on every searched shape in session 2; loads-only or stores-only within
- *     1% of both in session 3; from 64 rows per SM without fp8 output the
- *     default policy instead, 0-5% faster there in session 7, where a fused
- *     add of 1024 vectors also takes 2 vectors a thread). From 4 rows per
- *     SM: 4 vectors per thread,
+ *     no persistent loop; a persistent grid with the next row staged in
+ *     shared memory was 5-20% slower, S13-1), the default cache policy
+ *     without fp8 output (session 7 from 64 rows per SM, session 13 below:
+ *     the streaming hints, 0.2-5% faster in the L2-hot searches of session
+ *     2, were never faster cold, and a single row was 4-16% slower with
+ *     them), streaming hints with fp8 output at 1-2 vectors; a fused add of
+ *     1024 vectors from 64 rows per SM takes 2 vectors a thread. From 4 rows
+ *     per SM: 4 vectors per thread,
  *     the weights loaded with the row (stage = 1; 8192 bf16 columns: 64
  *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
  *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too.
@@ -266,19 +268,21 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2;
         else
             nv = 4;
-        c.cache = 1;
-        if (s->quant == RMSI_Q_NONE && rps >= 64) {
-            /* Many rows: the default cache policy, and with a residual 2
-             * vectors at 1024 (S7-4, S7-5, rmsnorm-bench, alternated twice:
-             * fused add 32768x8192 550.2 us at 4 vectors with streaming
-             * hints, 523.6 without, 516.0 at 2 vectors without; 65536x4096
-             * 545.8 -> 521.6, where 2 vectors were no faster; forward
-             * 32768x8192 264.2 -> 259.9, 65536x4096 263.4 -> 254.9,
-             * 65536x2048 127.7 both ways) */
-            c.cache = 0;
-            if (s->res && nvec == 1024)
-                nv = 2;
-        }
+        /* Without fp8 output the default cache policy at every row count:
+         * from 64 rows an SM since S7 (S7-4, S7-5, rmsnorm-bench, alternated
+         * twice: fused add 32768x8192 550.2 us at 4 vectors with streaming
+         * hints, 523.6 without; forward 32768x8192 264.2 -> 259.9, 65536x4096
+         * 263.4 -> 254.9, 65536x2048 127.7 both ways), below it since S13-4
+         * (the whole forward grid and ten fused-add cells, `cache=0` pinned
+         * against the ladder, alternated twice: never slower beyond 0.02 us,
+         * a row alone 4-16% faster, 1x2048 1.69 -> 1.42 us, fused add 1.83
+         * -> 1.60, 256..4096 rows 0.2-2%). The streaming hints had won in
+         * the L2-hot searches of sessions 2-3, not cold. fp8 output keeps
+         * them at 1-2 vectors (not re-measured). */
+        c.cache = s->quant == RMSI_Q_NONE ? 0 : 1;
+        if (s->quant == RMSI_Q_NONE && rps >= 64 && s->res && nvec == 1024)
+            nv = 2; /* a residual at 1024 vectors: 2 (S7-5: 516.0 us against
+                     * 523.6 at 4, fused add 32768x8192; 65536x4096 no faster) */
         if (s->quant != RMSI_Q_NONE && nv == 4) {
             /* fp8 output: default cache policy; with a residual 2 vectors (its
              * kernels need 96 registers at NV = 4: add-quant-token 4096x8192
@@ -372,8 +376,12 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
     if (c->tpr < 4 || c->tpr > RMSI_REG_MAXT ||
         (c->tpr <= RMSI_LADDER_WARP ? !rmsi_is_pow2(c->tpr) : c->tpr % RMSI_LADDER_WARP != 0))
         return 0;
+    /* CTAs of one warp are valid for the forward, so that a pin or search
+     * can take torch.compile's narrow-row shape (a warp, two rows; S13-3:
+     * no faster than the ladder); the backward keeps its two-warp minimum
+     * (never measured below it) */
     if (!rmsi_is_pow2(c->rpc) || c->rpc > 32 || (int64_t)c->tpr * c->rpc > RMSI_REG_MAXT ||
-        (int64_t)c->tpr * c->rpc < 64)
+        (int64_t)c->tpr * c->rpc < (s->op == RMSI_OP_FWD ? 32 : 64))
         return 0;
     if (c->nv != rmsi_nv_for(s, c->tpr) || c->nv > (s->op == RMSI_OP_FWD ? 8 : 4))
         return 0;
