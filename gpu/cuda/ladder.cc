@@ -20,12 +20,11 @@
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 5-20% slower, S13-1), the default cache policy
- *     without fp8 output (session 7 from 64 rows per SM, session 13 below:
- *     the streaming hints, 0.2-5% faster in the L2-hot searches of session
- *     2, were never faster cold, and a single row was 4-16% slower with
- *     them), streaming hints with fp8 output at 1-2 vectors; a fused add of
- *     1024 vectors from 64 rows per SM takes 2 vectors a thread. From 4 rows
- *     per SM: 4 vectors per thread,
+ *     (cache = 0; the streaming hints, 0.2-5% faster in the L2-hot searches
+ *     of session 2, were at most 1.2% faster cold and a single row was
+ *     2-16% slower with them, S13-4, S13-6); a fused add of 1024 vectors
+ *     from 64 rows per SM takes 2 vectors a thread. From 4 rows per SM: 4
+ *     vectors per thread,
  *     the weights loaded with the row (stage = 1; 8192 bf16 columns: 64
  *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
  *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too.
@@ -268,18 +267,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2;
         else
             nv = 4;
-        /* Without fp8 output the default cache policy at every row count:
-         * from 64 rows an SM since S7 (S7-4, S7-5, rmsnorm-bench, alternated
-         * twice: fused add 32768x8192 550.2 us at 4 vectors with streaming
+        /* The default cache policy (c.cache = 0) everywhere: from 64 rows an
+         * SM without fp8 output since S7 (S7-4, S7-5, rmsnorm-bench,
+         * alternated twice: fused add 32768x8192 550.2 us with streaming
          * hints, 523.6 without; forward 32768x8192 264.2 -> 259.9, 65536x4096
-         * 263.4 -> 254.9, 65536x2048 127.7 both ways), below it since S13-4
-         * (the whole forward grid and ten fused-add cells, `cache=0` pinned
-         * against the ladder, alternated twice: never slower beyond 0.02 us,
-         * a row alone 4-16% faster, 1x2048 1.69 -> 1.42 us, fused add 1.83
-         * -> 1.60, 256..4096 rows 0.2-2%). The streaming hints had won in
-         * the L2-hot searches of sessions 2-3, not cold. fp8 output keeps
-         * them at 1-2 vectors (not re-measured). */
-        c.cache = s->quant == RMSI_Q_NONE ? 0 : 1;
+         * 263.4 -> 254.9), at 4 fp8 vectors since S5, and the rest since S13
+         * (`cache=0` pinned against the ladder, alternated twice: S13-4, the
+         * whole forward grid and ten fused-add cells, never slower beyond
+         * 0.02 us, a row alone 4-16% faster, 1x2048 1.69 -> 1.42 us,
+         * 256..4096 rows 0.2-2%; S13-6, the five fp8 ops at nine cells, a row
+         * alone 2-13% faster, add + block fp8 16384x512 22.9 -> 21.8 us,
+         * slower only at 32x4096 (1.0-1.2%), 1024x2048 and 4096x512 with a
+         * residual (0.4-0.8%), at most 0.06 us). The streaming hints had won
+         * only in the L2-hot searches of sessions 2-3. */
         if (s->quant == RMSI_Q_NONE && rps >= 64 && s->res && nvec == 1024)
             nv = 2; /* a residual at 1024 vectors: 2 (S7-5: 516.0 us against
                      * 523.6 at 4, fused add 32768x8192; 65536x4096 no faster) */
@@ -290,7 +290,6 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * quant-block 4096x8192 66.8 -> 57.1 us, 32768x8192 504.8 ->
              * 416.7, quant-token 74.2 -> 65.1, 562.8 -> 485.2, S5-1) */
             nv = s->res ? 2 : 4;
-            c.cache = 0;
         }
     } else if ((s->rows >= 64LL * s->sms && (nvec >= 512 || s->rows / 32 >= 8LL * s->sms)) ||
                (nvec > 512 && (s->rows >= 16LL * s->sms || nvec > 640))) {

@@ -136,12 +136,13 @@ int main()
     check_rule(RMSI_OP_FWD, 65536, 4096, 2, RMSI_Q_NONE, 1, 4, 0);
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0);
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 0, 4, 0);
-    /* session 13 (S13-4): fewer rows too, fused add or not; fp8 output at
-     * 2 vectors keeps the streaming hints */
+    /* session 13 (S13-4, S13-6): fewer rows too, fused add, fp8 output or
+     * neither */
     check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 0, 4, 0);
     check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 1, 4, 0);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_NONE, 0, 2, 0);
-    check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_BLOCK, 0, 2, 1);
+    check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
+    check_rule(RMSI_OP_FWD, 1, 2048, 2, RMSI_Q_TOKEN, 1, 1, 0);
     /* session 12 (S12-4, S12-5): 16-bit rows of 640+ vectors, not a power of
      * two, from 64 rows an SM: the weights after the reduction (stage 0) */
     check_fwd_stage(16384, 5120, 2, 0, 0);
