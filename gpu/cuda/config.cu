@@ -15,7 +15,8 @@
 #include "gpu/cuda/ladder.h"
 
 static pthread_mutex_t rmsi_pin_lock = PTHREAD_MUTEX_INITIALIZER;
-static rmsi_config rmsi_pin = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+static const rmsi_config rmsi_pin_none = {-1, -1, -1, -1, -1, -1, -1, -1, -1}; /* no knob pinned */
+static rmsi_config rmsi_pin = rmsi_pin_none;
 static int rmsi_pin_env_read = 0; /* under rmsi_pin_lock */
 
 /* Call with rmsi_pin_lock held. */
@@ -33,9 +34,8 @@ static void rmsi_pin_from_env(void)
 
 void rmsi_cuda_config_pin(rmsi_config *out)
 {
-    static const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
     if (pthread_mutex_lock(&rmsi_pin_lock) != 0) {
-        *out = none; /* the ladder: never a half-read pin */
+        *out = rmsi_pin_none; /* the ladder: never a half-read pin */
         return;
     }
     rmsi_pin_from_env();

@@ -19,7 +19,7 @@
  *     L2).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
- *     shared memory was 5-20% slower, S13-1), the default cache policy
+ *     shared memory was 1-20% slower, S13-1), the default cache policy
  *     (cache = 0; the streaming hints, 0.2-5% faster in the L2-hot searches
  *     of session 2, were at most 1.2% faster cold and a single row was
  *     2-16% slower with them, S13-4, S13-6); a fused add of 1024 vectors
@@ -284,7 +284,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2; /* a residual at 1024 vectors: 2 (S7-5: 516.0 us against
                      * 523.6 at 4, fused add 32768x8192; 65536x4096 no faster) */
         if (s->quant != RMSI_Q_NONE && nv == 4) {
-            /* fp8 output: default cache policy; with a residual 2 vectors (its
+            /* fp8 output: with a residual 2 vectors (its
              * kernels need 96 registers at NV = 4: add-quant-token 4096x8192
              * 88.5 us at 2, 105.4 at 4, S5-1), without one 4 (64 registers:
              * quant-block 4096x8192 66.8 -> 57.1 us, 32768x8192 504.8 ->
