@@ -76,12 +76,22 @@ __device__ __forceinline__ void rmsi_fwd_wload(const rmsi_fwd_params &p, int i, 
         wa[c] = rmsi_ld_const(wv + c);
 }
 
+/* The two per-element flags of the forward: the rounding of n (ROUND_LLAMA)
+ * and whether there is a weight. LL and HW are 1 or 0 where the kernel
+ * branched on them once (the plain forward, whose four bodies are then
+ * straight-line code), -1 where they are read per element. */
+template <int LL, int HW> struct rmsi_fflags {
+    static __device__ __forceinline__ bool llama(const rmsi_fwd_params &p) { return LL < 0 ? p.llama != 0 : LL != 0; }
+    static __device__ __forceinline__ bool hasw(const rmsi_fwd_params &p) { return HW < 0 ? p.w != nullptr : HW != 0; }
+};
+typedef rmsi_fflags<-1, -1> rmsi_fflags_rt;
+
 /* y = n * weff of vector k (VEC floats), n = h * rstd [rounded]. The weight
  * vector is read here, per row, through the read-only path: every CTA of an SM
  * reads the same weight row, so it is an L1 hit, and no register holds it
  * across the row. wpre: the chunks already loaded (the 1- and 2-vector
  * kernels issue them with the row, see rmsi_fwd_reg), or NULL. */
-template <typename T, typename W>
+template <typename T, typename W, typename F>
 __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h, int i, float rs, float *v,
                                                const uint4 *wpre)
 {
@@ -89,7 +99,7 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     constexpr int WCH = rmsi_wchunks<T, W>::n;
     rmsi_unpack16<T>(h, v);
     float wf[VEC];
-    if (p.w) {
+    if (F::hasw(p)) {
         uint4 wa[WCH];
         if (wpre) {
 #pragma unroll
@@ -103,21 +113,17 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
 #pragma unroll
     for (int e = 0; e < VEC; e++) {
         float n = v[e] * rs;
-        if (p.llama)
+        if (F::llama(p))
             n = rmsi_elem<T>::round(n);
-        v[e] = p.w ? n * wf[e] : n;
+        v[e] = F::hasw(p) ? n * wf[e] : n;
     }
 }
 
-template <typename T, typename W, int NV, bool Q, bool R, bool WL>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(W) > sizeof(T))
-                                                   : RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
-    rmsi_fwd_reg(const rmsi_fwd_params p)
+template <typename T, typename W, int NV, bool Q, bool R, bool WL, typename F, bool ONE>
+__device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, float *red)
 {
-    rmsi_pdl_enter();
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
-    __shared__ float red[RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int tpr = (int)blockDim.x;
     const int nvec = (int)(p.cols / VEC); /* <= NV * tpr on this path */
@@ -125,8 +131,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
     const int64_t step = (int64_t)gridDim.x * blockDim.y;
 
     /* The loop bound is uniform over the CTA: every thread reaches the
-     * reductions' barriers, live row or not. */
-    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
+     * reductions' barriers, live row or not. ONE: the grid covers the rows
+     * (the ladder's cps = 0), and the increment ends the loop where the
+     * compiler can see it. */
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base = ONE ? p.rows : base + step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
         const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
@@ -175,7 +183,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
         constexpr bool WP = (NV <= 2 && (!Q || RMSI_FP8_WEIGHTS_WITH_ROW)) || WL;
         constexpr int WCH = rmsi_wchunks<T, W>::n;
         uint4 wpa[WP ? NV : 1][WCH];
-        if (WP && p.w) {
+        if (WP && F::hasw(p)) {
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const int i = t + k * tpr;
@@ -212,7 +220,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
                 if (!(live && i < nvec))
                     continue;
                 float v[VEC];
-                rmsi_fwd_value<T, W>(p, xa[k], i, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
+                rmsi_fwd_value<T, W, F>(p, xa[k], i, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     amax = fmaxf(amax, fabsf(v[e]));
@@ -238,7 +246,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
                 for (int k = 0; k < NV; k++) {
                     const int i = t + k * tpr;
                     const bool on = live && i < nvec;
-                    rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
+                    rmsi_fwd_value<T, W, F>(p, xa[k], on ? i : 0, rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
                     if (yr && on)
                         rmsi_st16(yr + i, rmsi_pack16<T>(v[k]), p.cache & RMSI_CACHE_ST);
                     am[k] = 0.0f;
@@ -273,7 +281,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
             if (!qblock && !on)
                 continue;
             float v[VEC];
-            rmsi_fwd_value<T, W>(p, xa[k], on ? i : 0, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
+            rmsi_fwd_value<T, W, F>(p, xa[k], on ? i : 0, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
             if (yr && on)
                 rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {
@@ -298,6 +306,50 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
                                         rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC);
             }
         }
+    }
+}
+
+/* The plain forward of 16-bit rows (no residual, no fp8 output) branches once
+ * on its two flags, so that no element tests them, and at 1-2 vectors a
+ * thread, where the grid covers the rows (ONE: the ladder's cps = 0), has no
+ * row loop either (docs/perf/h200.md, S14: at 512 bf16 columns a row is about
+ * 200 instructions a warp, and the loop and the flag tests were about a third
+ * of them). The one-pass bodies not at 4 vectors: without the loop ptxas issued
+ * their weight loads early and spilled under the register caps (fp32 rows and
+ * the other ops too). fp32 rows and 8 vectors keep one body: four cost their
+ * kernels an occupancy step on gfx942 (docs/perf/amd-isa.md).
+ * A grid-stride pin takes the body with the flags' tests. */
+template <typename T, typename W, int NV, bool Q, bool R, bool WL, bool ONE>
+__device__ __forceinline__ void rmsi_fwd_reg_plain(const rmsi_fwd_params &p, float *red)
+{
+    if (p.llama) {
+        if (p.w)
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 1>, ONE>(p, red);
+        else
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 0>, ONE>(p, red);
+    } else {
+        if (p.w)
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 1>, ONE>(p, red);
+        else
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 0>, ONE>(p, red);
+    }
+}
+
+template <typename T, typename W, int NV, bool Q, bool R, bool WL>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(W) > sizeof(T))
+                                                   : RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
+    rmsi_fwd_reg(const rmsi_fwd_params p)
+{
+    rmsi_pdl_enter();
+    __shared__ float red[RMSI_MAX_WARPS];
+    if constexpr (Q || R || NV > 4 || sizeof(T) == 4) {
+        rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
+    } else if constexpr (NV > 2) {
+        rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false>(p, red);
+    } else if ((int64_t)gridDim.x * blockDim.y >= p.rows) {
+        rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, true>(p, red);
+    } else {
+        rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
     }
 }
 
