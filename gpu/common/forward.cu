@@ -80,9 +80,12 @@ __device__ __forceinline__ void rmsi_fwd_wload(const rmsi_fwd_params &p, int i, 
  * and whether there is a weight. LL and HW are 1 or 0 where the kernel
  * branched on them once (the plain forward, whose four bodies are then
  * straight-line code), -1 where they are read per element. */
-template <int LL, int HW> struct rmsi_fflags {
+template <int LL, int HW, int CA = -1> struct rmsi_fflags {
     static __device__ __forceinline__ bool llama(const rmsi_fwd_params &p) { return LL < 0 ? p.llama != 0 : LL != 0; }
     static __device__ __forceinline__ bool hasw(const rmsi_fwd_params &p) { return HW < 0 ? p.w != nullptr : HW != 0; }
+    /* the streaming-hint bits: CA = 0 in the one-pass bodies (the kernel
+     * sends a pin with hints to another), -1 read from the parameters */
+    static __device__ __forceinline__ int cache(const rmsi_fwd_params &p) { return CA < 0 ? p.cache : CA; }
 };
 typedef rmsi_fflags<-1, -1> rmsi_fflags_rt;
 
@@ -140,13 +143,13 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
         const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
         uint4 xa[NV];
         rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
-                          p.cache & RMSI_CACHE_LD, xa);
+                          F::cache(p) & RMSI_CACHE_LD, xa);
 
         /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
         if (R) {
             uint4 ra[NV];
             rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
-                              nvec, p.cache & RMSI_CACHE_LD, ra);
+                              nvec, F::cache(p) & RMSI_CACHE_LD, ra);
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 float a[VEC], b[VEC];
@@ -163,7 +166,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                 for (int k = 0; k < NV; k++) {
                     const int i = t + k * tpr;
                     if (live && i < nvec)
-                        rmsi_st16(hr + i, xa[k], p.cache & RMSI_CACHE_ST);
+                        rmsi_st16(hr + i, xa[k], F::cache(p) & RMSI_CACHE_ST);
                 }
             }
         }
@@ -248,7 +251,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                     const bool on = live && i < nvec;
                     rmsi_fwd_value<T, W, F>(p, xa[k], on ? i : 0, rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
                     if (yr && on)
-                        rmsi_st16(yr + i, rmsi_pack16<T>(v[k]), p.cache & RMSI_CACHE_ST);
+                        rmsi_st16(yr + i, rmsi_pack16<T>(v[k]), F::cache(p) & RMSI_CACHE_ST);
                     am[k] = 0.0f;
 #pragma unroll
                     for (int e = 0; e < VEC; e++)
@@ -283,7 +286,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
             float v[VEC];
             rmsi_fwd_value<T, W, F>(p, xa[k], on ? i : 0, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
             if (yr && on)
-                rmsi_st16(yr + i, rmsi_pack16<T>(v), p.cache & RMSI_CACHE_ST);
+                rmsi_st16(yr + i, rmsi_pack16<T>(v), F::cache(p) & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {
                 float s = s_row;
                 if (qblock) {
@@ -318,20 +321,21 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
  * their weight loads early and spilled under the register caps (fp32 rows and
  * the other ops too). fp32 rows and 8 vectors keep one body: four cost their
  * kernels an occupancy step on gfx942 (docs/perf/amd-isa.md).
- * A grid-stride pin takes the body with the flags' tests. */
+ * The one-pass bodies take no streaming hints either (the ladder sets none);
+ * a grid-stride pin or one with hints takes the body with the tests. */
 template <typename T, typename W, int NV, bool Q, bool R, bool WL, bool ONE>
 __device__ __forceinline__ void rmsi_fwd_reg_plain(const rmsi_fwd_params &p, float *red)
 {
     if (p.llama) {
         if (p.w)
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 1>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 1, ONE ? 0 : -1>, ONE>(p, red);
         else
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 0>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 0, ONE ? 0 : -1>, ONE>(p, red);
     } else {
         if (p.w)
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 1>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 1, ONE ? 0 : -1>, ONE>(p, red);
         else
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 0>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 0, ONE ? 0 : -1>, ONE>(p, red);
     }
 }
 
@@ -346,7 +350,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
         rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
     } else if constexpr (NV > 2) {
         rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false>(p, red);
-    } else if ((int64_t)gridDim.x * blockDim.y >= p.rows) {
+    } else if ((int64_t)gridDim.x * blockDim.y >= p.rows && p.cache == 0) {
         rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, true>(p, red);
     } else {
         rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
