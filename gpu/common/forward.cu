@@ -76,15 +76,13 @@ __device__ __forceinline__ void rmsi_fwd_wload(const rmsi_fwd_params &p, int i, 
         wa[c] = rmsi_ld_const(wv + c);
 }
 
-/* The two per-element flags of the forward: the rounding of n (ROUND_LLAMA)
- * and whether there is a weight. LL and HW are 1 or 0 where the kernel
- * branched on them once (the plain forward, whose four bodies are then
- * straight-line code), -1 where they are read per element. */
+/* What a forward body tests per element or per access: the rounding of n
+ * (ROUND_LLAMA, LL), whether there is a weight (HW) and the streaming-hint
+ * bits (CA). A constant where the kernel branched on it once (rmsi_fwd_reg),
+ * -1 where it is read from the parameters. */
 template <int LL, int HW, int CA = -1> struct rmsi_fflags {
     static __device__ __forceinline__ bool llama(const rmsi_fwd_params &p) { return LL < 0 ? p.llama != 0 : LL != 0; }
     static __device__ __forceinline__ bool hasw(const rmsi_fwd_params &p) { return HW < 0 ? p.w != nullptr : HW != 0; }
-    /* the streaming-hint bits: CA = 0 in the one-pass bodies (the kernel
-     * sends a pin with hints to another), -1 read from the parameters */
     static __device__ __forceinline__ int cache(const rmsi_fwd_params &p) { return CA < 0 ? p.cache : CA; }
 };
 typedef rmsi_fflags<-1, -1> rmsi_fflags_rt;
@@ -312,17 +310,19 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
     }
 }
 
-/* The plain forward of 16-bit rows (no residual, no fp8 output) branches once
- * on its two flags, so that no element tests them, and at 1-2 vectors a
- * thread, where the grid covers the rows (ONE: the ladder's cps = 0), has no
- * row loop either (docs/perf/h200.md, S14: at 512 bf16 columns a row is about
- * 200 instructions a warp, and the loop and the flag tests were about a third
- * of them). The one-pass bodies not at 4 vectors: without the loop ptxas issued
- * their weight loads early and spilled under the register caps (fp32 rows and
- * the other ops too). fp32 rows and 8 vectors keep one body: four cost their
- * kernels an occupancy step on gfx942 (docs/perf/amd-isa.md).
- * The one-pass bodies take no streaming hints either (the ladder sets none);
- * a grid-stride pin or one with hints takes the body with the tests. */
+/* Which body a launch takes. The plain forward of 16-bit rows (no residual,
+ * no fp8 output) branches once on ROUND_LLAMA and on the weight into four
+ * bodies where both are constants, so that no element tests them; at 1-2
+ * vectors a thread, where the grid covers the rows (ONE: the ladder's
+ * cps = 0) and no streaming hints are pinned, those bodies have no row loop
+ * and no cache-knob tests either (docs/perf/h200.md, S14: at 512 bf16 columns
+ * a row is latency-bound at about 200 instructions a warp, and the loop and
+ * these tests were about a third of them). At 4 vectors the four bodies keep
+ * the loop and the cache tests, and the other ops, fp32 rows and 8 vectors
+ * take one body that reads all three at run time: one-pass bodies at 4
+ * vectors and for the other ops made ptxas hoist their weight loads and spill
+ * under the register caps, and four bodies cost the fp32 and 8-vector kernels
+ * an occupancy step on gfx942 (docs/perf/amd-isa.md). */
 template <typename T, typename W, int NV, bool Q, bool R, bool WL, bool ONE>
 __device__ __forceinline__ void rmsi_fwd_reg_plain(const rmsi_fwd_params &p, float *red)
 {
