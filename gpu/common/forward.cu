@@ -346,15 +346,16 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(
 {
     rmsi_pdl_enter();
     __shared__ float red[RMSI_MAX_WARPS];
-    if constexpr (Q || R || NV > 4 || sizeof(T) == 4) {
-        rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
-    } else if constexpr (NV > 2) {
-        rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false>(p, red);
-    } else if ((int64_t)gridDim.x * blockDim.y >= p.rows && p.cache == 0) {
-        rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, true>(p, red);
-    } else {
-        rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
+    if constexpr (!Q && !R && NV <= 4 && sizeof(T) == 2) {
+        if constexpr (NV > 2) {
+            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false>(p, red);
+            return;
+        } else if ((int64_t)gridDim.x * blockDim.y >= p.rows && p.cache == 0) {
+            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, true>(p, red);
+            return;
+        }
     }
+    rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
 }
 
 /* h of element group i (VEC elements) in the passes after the first. */
