@@ -21,9 +21,11 @@ static const int64_t k_pads[] = {1, 0, 5, 32};
 #define N_COLS (sizeof k_cols / sizeof k_cols[0])
 #define N_ROWS (sizeof k_rows / sizeof k_rows[0])
 #define N_SHAPES (N_COLS * N_ROWS)
-#define N_PLAIN 7u
+#define N_PLAIN 10u
+#define N_PLAIN_V1 7u /* the plain variants before the three appended for the GPU bodies */
 #define N_QUANT 15u /* 5 modes x 3 fp8 formats */
 #define N_VARIANTS (N_PLAIN + N_QUANT)
+#define N_VARIANTS_V1 (N_PLAIN_V1 + N_QUANT)
 
 /* Variants without quantisation: together they cover every weight mode, both
  * offsets, both flags, every residual mode, y separate / in place, rstd on
@@ -46,6 +48,12 @@ static const plain_variant k_plain[N_PLAIN] = {
     {RMST_W_F32, 1.0f, RMSNORM_ROUND_LLAMA, RMST_RES_ONLY, RMST_Y_SEPARATE, 1, 1e-6f},
     {RMST_W_NONE, 0.0f, RMSNORM_ROUND_ONCE, RMST_RES_H_SEPARATE, RMST_Y_SEPARATE, 1, 0.0f},
     {RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, RMST_RES_H_IN_PLACE, RMST_Y_SEPARATE, 0, 1e-5f},
+    /* without a residual, the rest of the four (ROUND_LLAMA, weight or not)
+     * combinations: GPU plugins compile the plain forward into one body per
+     * combination (gpu/common/forward.cu), each of which must be run */
+    {RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, RMST_RES_NONE, RMST_Y_SEPARATE, 0, 1e-6f},
+    {RMST_W_NONE, 0.0f, RMSNORM_ROUND_LLAMA, RMST_RES_NONE, RMST_Y_IN_PLACE, 1, 1e-6f},
+    {RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, RMST_RES_NONE, RMST_Y_SEPARATE, 1, 1e-5f},
 };
 
 size_t rmst_fwd_case_count(void)
@@ -77,7 +85,13 @@ int rmst_fwd_case_at(size_t i, rmst_fwd_case *c)
     size_t v = i % N_VARIANTS;
     size_t s = (i / N_VARIANTS) % N_SHAPES;
     size_t d = i / (N_VARIANTS * N_SHAPES);
-    size_t rot = s + v;
+    /* The variants appended to k_plain (N_PLAIN_V1 on) draw their own data;
+     * every earlier case keeps the stride, magnitude and seed it had with
+     * N_PLAIN_V1 plain variants, so adding variants changes no earlier case. */
+    const int added = v >= N_PLAIN_V1 && v < N_PLAIN;
+    const size_t v1 = v < N_PLAIN_V1 ? v : v - (N_PLAIN - N_PLAIN_V1);
+    const size_t i1 = (d * N_SHAPES + s) * N_VARIANTS_V1 + v1;
+    size_t rot = s + (added ? v : v1);
     memset(c, 0, sizeof *c);
     if (d >= sizeof k_dtypes / sizeof k_dtypes[0])
         return 0;
@@ -86,7 +100,7 @@ int rmst_fwd_case_at(size_t i, rmst_fwd_case *c)
     c->rows = k_rows[s / N_COLS];
     c->stride = c->cols + k_pads[rot % 4u];
     c->magnitude = k_magnitudes[rot % 3u];
-    c->seed = 0x5eed0000ull + (uint64_t)i;
+    c->seed = added ? 0x5eee0000ull + (uint64_t)i : 0x5eed0000ull + (uint64_t)i1;
     if (pruned(d, c->rows, c->cols, v))
         return 0;
     if (v < N_PLAIN) {
