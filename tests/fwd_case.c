@@ -56,9 +56,24 @@ static const plain_variant k_plain[N_PLAIN] = {
     {RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, RMST_RES_NONE, RMST_Y_SEPARATE, 1, 1e-5f},
 };
 
+/* Cases outside the matrix, kept with their exact data because they once
+ * showed a hole in a bound (docs/numerics.md names each one's finding). */
+static const rmst_fwd_case k_pinned[] = {
+    /* ROUND_LLAMA moves a block's amax by a flipped tie of round_T(n): three
+     * block scales 6e-4 off the oracle's on ref and avx512, beyond the 1e-5
+     * that the scale bound had before its LLAMA term */
+    {.t = RMSNORM_F16, .rows = 257, .cols = 5120, .stride = 5125, .wmode = RMST_W_F32,
+     .flags = RMSNORM_ROUND_LLAMA, .res = RMST_RES_NONE, .ymode = RMST_Y_IN_PLACE, .want_rstd = 1,
+     .quant = RMSNORM_QUANT_PER_BLOCK_128, .qt = RMSNORM_F8_E5M2, .eps = 1e-6f, .magnitude = 1.0,
+     .seed = 1592592906u},
+};
+
+#define N_MATRIX ((sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS)
+#define N_PINNED (sizeof k_pinned / sizeof k_pinned[0])
+
 size_t rmst_fwd_case_count(void)
 {
-    return (sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS;
+    return N_MATRIX + N_PINNED;
 }
 
 /* Pruning, so that the suite stays near a minute on 2 cores (and a few under
@@ -93,6 +108,12 @@ int rmst_fwd_case_at(size_t i, rmst_fwd_case *c)
     const size_t i1 = (d * N_SHAPES + s) * N_VARIANTS_V1 + v1;
     size_t rot = s + (added ? v : v1);
     memset(c, 0, sizeof *c);
+    if (i >= N_MATRIX) {
+        if (i - N_MATRIX >= N_PINNED)
+            return 0;
+        *c = k_pinned[i - N_MATRIX];
+        return 1;
+    }
     if (d >= sizeof k_dtypes / sizeof k_dtypes[0])
         return 0;
     c->t = k_dtypes[d];
