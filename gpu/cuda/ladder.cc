@@ -141,17 +141,15 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
  * -> 33.75, 32768x8192 260.3 -> 258.3; fused add 0.1-1.4%) although 64
  * registers leave 1024 threads an SM where 40 left 1536: a row's second
  * memory latency cost more than the bytes in flight it bought.
- * Except for 16-bit rows of 640 or more vectors that are not a power of two
- * (5120, 6144, 7168 columns: CTAs of 5-7 warps) at 64 or more rows an SM,
- * plain forward: there the 40-register kernel's occupancy wins (S12-4,
- * S12-5, rmsnorm-bench, stage=0 pinned between two ladder runs: 16384x5120
- * 84.15 -> 82.67 us, 32768x5120 165.40 -> 162.19, 65536x5120 325.4 ->
- * 319.3, 16384x6144 100.61 -> 98.84, 16384x7168 120.51 -> 114.61), while
- * at 4096 rows it lost (4096x5120 23.29 -> 23.56, 4096x6144 27.38 ->
- * 27.66, 1024x7168 10.33 -> 11.28) except 4096x7168 (32.56 -> 31.68), and
- * 3072 columns (96 threads) gained nothing (16384x3072 50.50 -> 50.83,
- * 65536x3072 194.08 -> 193.02). Power-of-two rows keep the weights with the
- * row at every count (32768x8192 259.8 -> 261.2, 4096x4096 18.44 -> 19.42). */
+ * Session 12 had an exception, stage 0 for 16-bit rows of 640+ vectors that
+ * are not a power of two at 64+ rows an SM (S12-4: 65536x5120 325.4 ->
+ * 319.3 us, 16384x7168 120.51 -> 114.61); the straight-line bodies of
+ * session 14 turned it around at 5120 and 6144 columns (S15-2, S15-3,
+ * rmsnorm-bench, stage=1 pinned against the ladder, alternated twice:
+ * 16384x5120 81.7 -> 80.4, 32768x5120 161.1 -> 158.4, 65536x5120 320.1 ->
+ * 314.3, 16384x6144 97.7 -> 96.8, 32768x6144 193.1 -> 191.0; 4096x7168 and
+ * 8192x5120 equal), not at 7168 (16384x7168 113.7 -> 114.6 in S15-3, 113.8
+ * -> 115.1 in S15-4): the exception now starts above 768 vectors. */
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c);
 static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
 {
@@ -159,7 +157,7 @@ static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
         if (c->path != RMSI_PATH_REG || c->nv != 4 || s->quant != RMSI_Q_NONE)
             return 0;
         const int64_t nvec = rmsi_nvec(s);
-        return !(s->esz == 2 && !s->res && s->rows >= 64LL * s->sms && nvec >= 640 && !rmsi_is_pow2(nvec));
+        return !(s->esz == 2 && !s->res && s->rows >= 64LL * s->sms && nvec > 768 && !rmsi_is_pow2(nvec));
     }
     rmsi_config st = *c;
     st.stage = 1;
@@ -261,6 +259,15 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * 512x8192 7.24 -> 6.40; 128 rows kept more threads, 3.30 vs
              * 3.49 at 8192 columns) */
             nv = (int)(nvec / 256);
+        else if (nvec <= 64 && !two_mid && 4 * s->rows >= 3LL * s->sms && s->rows < 3LL * s->sms)
+            /* a row of <= 64 vectors, about 1 to 3 an SM: one warp a row,
+             * two vectors a thread, so that the row's sum needs no shared
+             * memory (S15-3, rmsnorm-bench, tpr=32,rpc=4,nv=2 pinned against
+             * the ladder, alternated twice: 128x512 1.79 -> 1.74 us, 192x512
+             * 1.87 -> 1.84, 256x512 1.94 -> 1.90, 384x512 2.03 -> 2.00;
+             * slower at 512 rows, 2.08 -> 2.10, 32 rows, 1.56 -> 1.63, and
+             * one row, 1.16 -> 1.19, S15-2) */
+            nv = 2;
         else if (s->rows < 4LL * s->sms)
             nv = 1;
         else if (nvec <= 64 || (two_mid && ((rps < 16 && nvec <= 512) || (rps < 64 && nvec <= 256))))
@@ -310,6 +317,18 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.cache = 0;
     } else {
         nv = rmsi_bwd_mid512(s) ? 4 : 2;
+        if (s->esz == 2 && nvec >= 64 && nvec <= 512 && s->rows < 10LL * s->sms &&
+            (nvec < 512 || s->rows >= 3LL * s->sms))
+            /* under 10 rows an SM: one vector a thread, the next row
+             * prefetched into registers (S15-3, S15-4, rmsnorm-bench,
+             * alternated twice, us: 1024x512 7.87 -> 6.03-6.15, 1024x1024
+             * 7.37 -> 6.82, 256x2048 7.05 -> 6.79, 512x2048 8.05 -> 7.70,
+             * 1024x2048 10.50 -> 9.75, 512x4096 10.56 -> 9.77, 1024x4096
+             * 15.06 -> 14.44, 1280x4096 17.30 -> 16.66; 256x4096 lost, 8.10
+             * -> 8.35, hence 3 rows an SM at 512 vectors; 1536x2048 gained
+             * 3%, 2048x2048 lost 1.8%; 512 vectors from 10 an SM are
+             * rmsi_bwd_mid512's) */
+            nv = 1;
         c.cps = 0;
         c.cache = 1;
     }
@@ -321,6 +340,14 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.nv = rmsi_nv_for(s, c.tpr);
     c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
+    if (fwd && s->quant == RMSI_Q_NONE && !s->res && c.nv == 4 && c.stage && c.tpr == 128 &&
+        s->rows >= 128LL * s->sms)
+        /* plain forward, 512 vectors, 128+ rows an SM: two rows a CTA
+         * (S15-2, S15-3, rmsnorm-bench, rpc=2 pinned against the ladder,
+         * alternated twice: 32768x4096 129.1 -> 127.8 us, 65536x4096 256.7
+         * -> 253.1; 16384x4096 0.3% faster, 8192x4096 0.8% slower; at other
+         * widths slower: 32768x2048 +1.3%, 32768x8192 +5.3%) */
+        c.rpc = 2;
     if (!fwd && c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
         c.rpc = 1; /* two staged rows a CTA do not fit this device */
     if (!fwd && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s)) {

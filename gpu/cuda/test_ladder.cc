@@ -92,6 +92,15 @@ static void check_fwd_stage(int64_t rows, int64_t cols, int esz, int res, int st
           (long long)cols, esz, res, c.nv, c.stage, stage);
 }
 
+/* A forward rule's tpr, rpc and nv (16-bit rows). */
+static void check_fwd_shape(int64_t rows, int64_t cols, int quant, int res, int tpr, int rpc, int nv)
+{
+    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, 2, quant, res);
+    CHECK(c.path == RMSI_PATH_REG && c.tpr == tpr && c.rpc == rpc && c.nv == nv,
+          "fwd rule %lldx%lld quant %d res %d: tpr %d rpc %d nv %d, expected tpr %d rpc %d nv %d", (long long)rows,
+          (long long)cols, quant, res, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
+}
+
 /* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
  * them faster, and a persistent grid of a whole number of CTAs an SM when
  * fewer than fit (occ given, as the occupancy API would report it). */
@@ -118,14 +127,21 @@ int main()
 {
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
-    check_bwd(1024, 4096, 1, 2, 1, 132, 256, 2);  /* two rows a CTA */
     check_bwd(4096, 4096, 1, 1, 3, 396, 256, 1);
-    check_bwd(1024, 2048, 1, 1, 6, 528, 128, 1);
+    /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
+     * (512 vectors from 3 an SM), one vector a thread (no clusters) */
+    check_bwd(1024, 4096, 1, 1, 2, 264, 512, 1);
+    check_bwd(1024, 2048, 1, 1, 4, 528, 256, 1);
+    check_bwd(1024, 1024, 1, 1, 6, 528, 128, 1);
+    check_bwd(1024, 512, 1, 1, 6, 264, 64, 2);
+    check_bwd(1319, 4096, 1, 1, 2, 264, 512, 1);  /* 9.99 rows an SM */
+    check_bwd(396, 4096, 1, 1, 2, 264, 512, 1);   /* 3 an SM */
+    check_bwd(395, 4096, 1, 2, 1, 132, 256, 2);   /* under 3: two rows a CTA, as before */
+    check_bwd(1320, 2048, 1, 1, 4, 528, 128, 1);  /* 10 an SM: 2 vectors */
     check_bwd(32768, 8192, 1, 1, 2, 264, 256, 1);
     /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM, 128 x 4 */
     check_bwd(2048, 4096, 1, 2, 4, 528, 128, 1);
     check_bwd(1320, 4096, 1, 2, 4, 528, 128, 1);
-    check_bwd(1319, 4096, 1, 2, 1, 132, 256, 2);
     check_bwd(2112, 4096, 1, 1, 3, 396, 256, 1);
     check_bwd(2048, 3072, 1, 1, 3, 396, 192, 1);
 
@@ -143,16 +159,31 @@ int main()
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_NONE, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 1, 2048, 2, RMSI_Q_TOKEN, 1, 1, 0);
-    /* session 12 (S12-4, S12-5): 16-bit rows of 640+ vectors, not a power of
-     * two, from 64 rows an SM: the weights after the reduction (stage 0) */
-    check_fwd_stage(16384, 5120, 2, 0, 0);
+    /* session 15 (S15-2..S15-4): session 12's exception (the weights after
+     * the reduction for 16-bit rows of 640+ vectors, not a power of two,
+     * from 64 rows an SM) kept above 768 vectors only */
+    check_fwd_stage(16384, 5120, 2, 0, 1);
+    check_fwd_stage(16384, 6144, 2, 0, 1);
     check_fwd_stage(8448, 7168, 2, 0, 0);
-    check_fwd_stage(8447, 5120, 2, 0, 1); /* 63.99 rows an SM */
+    check_fwd_stage(8447, 7168, 2, 0, 1); /* 63.99 rows an SM */
     check_fwd_stage(4096, 5120, 2, 0, 1);
     check_fwd_stage(16384, 3072, 2, 0, 1);
     check_fwd_stage(32768, 8192, 2, 0, 1);
     check_fwd_stage(16384, 5120, 2, 1, 1); /* fused add: not measured, unchanged */
     check_fwd_stage(16384, 5120, 4, 0, 1); /* fp32 (1280 vectors): not measured, unchanged */
+    /* session 15 (S15-3): <= 64 vectors at 3/4 to 3 rows an SM, one warp a
+     * row (two vectors); 512 vectors at 128+ rows an SM, two rows a CTA */
+    check_fwd_shape(96, 512, RMSI_Q_NONE, 0, 64, 1, 1);
+    check_fwd_shape(99, 512, RMSI_Q_NONE, 0, 32, 4, 2);
+    check_fwd_shape(256, 512, RMSI_Q_NONE, 0, 32, 4, 2);
+    check_fwd_shape(395, 512, RMSI_Q_NONE, 0, 32, 4, 2);
+    check_fwd_shape(396, 512, RMSI_Q_NONE, 0, 64, 1, 1);
+    check_fwd_shape(256, 512, RMSI_Q_NONE, 1, 64, 1, 1); /* fused add: not measured, unchanged */
+    check_fwd_shape(32768, 4096, RMSI_Q_NONE, 0, 128, 2, 4);
+    check_fwd_shape(16896, 4096, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
+    check_fwd_shape(16895, 4096, RMSI_Q_NONE, 0, 128, 1, 4);
+    check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* fp8 output: not measured, unchanged */
+    check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
 
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
     static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
