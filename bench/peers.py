@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rmsnorm_ctypes as R  # noqa: E402
 
 EPS = 1e-6
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 L2_DEFEAT = 240 << 20  # bytes touched per graph before a buffer set repeats
 
 
@@ -69,6 +70,7 @@ def median_graph_time(calls, target_ms=2.0, replays=7):
 
 
 ROUNDS = 2  # set by --rounds
+SKIP = set()  # set by --skip
 
 
 def time_paths(row, paths):
@@ -79,6 +81,7 @@ def time_paths(row, paths):
     put it 5-12% under rmsnorm-bench there); rotating hands that penalty to
     each path once, and the minimum drops it."""
     best = {}
+    paths = [(name, calls) for name, calls in paths if name == "ours" or name not in SKIP]
     for k in range(ROUNDS):
         j = k % len(paths)
         for name, calls in paths[j:] + paths[:j]:
@@ -192,6 +195,49 @@ def add_norm(x, r, w):
 compiled_add = torch.compile(add_norm, dynamic=False)
 
 
+class ForwardOnly:
+    """A peer path without a backward (not offered to run_backward)."""
+
+    def __init__(self, fn, add=None):
+        self.fn, self.add = fn, add
+
+    def __call__(self, x, w):
+        return self.fn(x, w)
+
+
+def flashinfer_shim(path):
+    """FlashInfer's CUDA RMSNorm through bench/peers_shim/flashinfer_norm.cu
+    (its header-only norm.cuh built into a small library; see build.sh there),
+    for a machine where the flashinfer wheel cannot be installed. PDL on, as
+    flashinfer.norm.rmsnorm enables it on sm_90."""
+    lib = C.CDLL(path)
+    sig = [C.c_int, C.c_void_p, C.c_void_p, C.c_void_p, C.c_uint, C.c_uint, C.c_uint, C.c_uint, C.c_float, C.c_int,
+           C.c_void_p]
+    lib.fi_rmsnorm.argtypes = sig
+    lib.fi_fused_add_rmsnorm.argtypes = sig
+
+    def dt(x):
+        return 0 if x.dtype == torch.bfloat16 else 1
+
+    def norm(x, w):
+        y = torch.empty_like(x)
+        rc = lib.fi_rmsnorm(dt(x), x.data_ptr(), w.data_ptr(), y.data_ptr(), x.shape[0], x.shape[1], x.stride(0),
+                            y.stride(0), EPS, 1, torch.cuda.current_stream().cuda_stream)
+        if rc != 0:
+            raise RuntimeError("fi_rmsnorm: cudaError %d" % rc)
+        return y
+
+    def add_norm_in_place(x, r, w):
+        """FlashInfer's fused add: r = x + r, x = rmsnorm(r) * w, in place."""
+        rc = lib.fi_fused_add_rmsnorm(dt(x), x.data_ptr(), r.data_ptr(), w.data_ptr(), x.shape[0], x.shape[1],
+                                      x.stride(0), r.stride(0), EPS, 1, torch.cuda.current_stream().cuda_stream)
+        if rc != 0:
+            raise RuntimeError("fi_fused_add_rmsnorm: cudaError %d" % rc)
+        return x
+
+    return ForwardOnly(norm, add_norm_in_place)
+
+
 def optional_peers():
     out = {}
     try:
@@ -203,7 +249,9 @@ def optional_peers():
         import flashinfer  # type: ignore
         out["flashinfer"] = lambda x, w: flashinfer.norm.rmsnorm(x, w, EPS)
     except Exception as e:  # noqa: BLE001
-        out["flashinfer"] = "unavailable: %s" % (str(e).splitlines()[0][:120] if str(e) else type(e).__name__)
+        why = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        shim = os.environ.get("RMSNORM_PEER_FLASHINFER", os.path.join(ROOT, ".peers", "libfi_norm.so"))
+        out["flashinfer"] = flashinfer_shim(shim) if os.path.exists(shim) else "unavailable: %s" % why
     try:
         from quack.rmsnorm import rmsnorm as quack_rmsnorm  # type: ignore
         out["quack"] = lambda x, w: quack_rmsnorm(x, w, eps=EPS)
@@ -238,7 +286,7 @@ def run_forward(ours, rows, cols, peers, roof, results):
     torch.cuda.empty_cache()
 
 
-def run_fused(ours, rows, cols, roof, results, quant):
+def run_fused(ours, rows, cols, roof, results, quant, peers=None):
     dt = torch.bfloat16
     logical = rows * cols * 8 + cols * 2
     if quant:
@@ -267,6 +315,9 @@ def run_fused(ours, rows, cols, roof, results, quant):
     if not quant:
         paths.append(("eager", [lambda x=x, r=r: add_norm(x, r, w) for x, r in zip(xs, rs)]))
         paths.append(("compile", [lambda x=x, r=r: compiled_add(x, r, w) for x, r in zip(xs, rs)]))
+        for name, fn in (peers or {}).items():
+            if getattr(fn, "add", None) is not None:  # in place: the same bytes, x and r rewritten
+                paths.append((name, [lambda x=x, r=r, f=fn.add: f(x, r, w) for x, r in zip(xs, rs)]))
     time_paths(row, paths)
     report(row, roof, results)
     del xs, rs, hs, ys, args
@@ -352,9 +403,11 @@ def main():
     ap.add_argument("--only", default="fwd,fused,bwd")
     ap.add_argument("--rounds", type=int, default=2, help="timings per path, order rotated; the lowest counts")
     ap.add_argument("--shapes", default="", help="forward and backward grid shapes, e.g. 4096x4096,32768x8192")
+    ap.add_argument("--skip", default="", help="peer paths not to time, e.g. eager,F.rms_norm (comma list)")
     args = ap.parse_args()
-    global ROUNDS
+    global ROUNDS, SKIP
     ROUNDS = max(1, args.rounds)
+    SKIP = set(v for v in args.skip.split(",") if v)
     torch.manual_seed(0)
     ours = Ours(args.lib)
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -375,7 +428,7 @@ def main():
         for r, c in picked or [(r, c) for r in rows_f for c in cols_f]:
             run_forward(ours, r, c, {k: v for k, v in peers.items() if callable(v)}, roof, results)
     if "fused" in only:
-        run_fused(ours, 32768, 8192, roof, results, quant=False)
+        run_fused(ours, 32768, 8192, roof, results, quant=False, peers=peers)
         run_fused(ours, 4096, 8192, roof, results, quant=True)
         run_fused(ours, 32768, 8192, roof, results, quant=True)
     if "bwd" in only:
@@ -385,7 +438,8 @@ def main():
             rows_b, cols_b = [1, 32, 4096, 32768], [4096, 8192]
         grid_b = [(r, c) for r in rows_b for c in cols_b if r >= 1024 or c == 4096]
         for r, c in picked or grid_b:
-            run_backward(ours, r, c, roof, results, peers=peers)
+            run_backward(ours, r, c, roof, results,
+                         peers={k: v for k, v in peers.items() if callable(v) and not isinstance(v, ForwardOnly)})
         run_backward(ours, 32768, 8192, roof, results, dres=True)
     if args.json:
         with open(args.json, "w") as f:
