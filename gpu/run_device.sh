@@ -3,7 +3,8 @@
 # bench/peers.py on the H200, everything logged under $OUT. Stages are
 # selected by the first argument (comma list; default all):
 #   env, pycheck, tests, sanitize, bench, search, pysearch, peers
-# Needs build/devrun (gpu/stage_device.sh) carried; .whl (Liger) optional.
+# Needs build/devrun (gpu/stage_device.sh) carried; .whl (Liger) and .peers/libfi_norm.so
+# (FlashInfer, bench/peers_shim/build.sh) optional, picked up by the peers stage.
 set -u
 OUT=${OUT:-/tmp/rmsnorm-out}
 mkdir -p "$OUT"
