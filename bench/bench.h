@@ -155,6 +155,7 @@ typedef struct rmsi_bench_opts {
     int force;
     int config_search;
     int interleave;        /* probe/kernel rounds (default on for host backends) */
+    int hot;               /* host: one clone (the data stays in cache), rounds against a hot memcpy */
     double sample_s;       /* target length of one timed sample */
     size_t probe_bytes;    /* roofline probe buffer size */
     size_t round_probe_bytes;

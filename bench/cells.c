@@ -512,6 +512,47 @@ static rmsnorm_status calibrate(const rmsi_bench_ctx *c, kernel_work *w, int *ca
     return st;
 }
 
+/* --hot: memcpy of n bytes between two probe buffers, already in cache after
+ * the first call; libc's copy, the fastest a user would compare against. */
+typedef struct hot_copy {
+    void *dst;
+    const void *src;
+    size_t n;
+} hot_copy;
+
+static rmsnorm_status hot_copy_call(void *ctx)
+{
+    const hot_copy *h = ctx;
+    (void)memcpy(h->dst, h->src, h->n);
+    return RMSNORM_OK;
+}
+
+/* One round's probe: GB/s of the op's traffic shape over round_probe_bytes,
+ * or with --hot, of a hot memcpy moving `bytes` (half read, half written)
+ * timed over the same number of calls as the kernel. */
+static rmsnorm_status round_probe(const rmsi_bench_ctx *c, rmsnorm_probe shape, double bytes, int calls,
+                                  double *gbps)
+{
+    hot_copy h;
+    double s = 0.0;
+    if (!c->o->hot)
+        return rmsi_bench_probe_once(c->be, c->pb, shape, c->o->round_probe_bytes, gbps);
+    *gbps = 0.0;
+    h.dst = c->pb->dst;
+    h.src = c->pb->src0;
+    h.n = (size_t)(bytes / 2.0);
+    if (h.n > c->pb->bytes)
+        h.n = c->pb->bytes;
+    if (h.n == 0u)
+        return RMSNORM_ERR_BAD_SHAPE;
+    rmsnorm_status st = rmsi_bench_time(c->be, hot_copy_call, &h, calls, 0, &s);
+    if (st == RMSNORM_OK && !(s > 0.0))
+        st = RMSNORM_ERR_DEVICE;
+    if (st == RMSNORM_OK)
+        *gbps = 2.0 * (double)h.n / (s / (double)calls) * 1e-9;
+    return st;
+}
+
 typedef struct timing {
     rmsi_bench_summary t;
     rmsi_bench_summary probe;
@@ -532,7 +573,7 @@ static rmsnorm_status time_samples(const rmsi_bench_ctx *c, kernel_work *w, int 
     for (int i = 0; i < reps && st == RMSNORM_OK; i++) {
         double s = 0.0;
         if (rounds)
-            st = rmsi_bench_probe_once(c->be, c->pb, shape, c->o->round_probe_bytes, &pg[i]);
+            st = round_probe(c, shape, bytes, calls, &pg[i]);
         if (st == RMSNORM_OK)
             st = rmsi_bench_time(c->be, kernel_call, w, calls, c->o->graph, &s);
         if (st == RMSNORM_OK && !(s > 0.0))
@@ -642,7 +683,8 @@ void rmsi_bench_cell_run(const rmsi_bench_ctx *c, rmsi_bench_cell *cell)
         mo.workspace = pl.ws_be;
         (void)rmsi_bench_bytes_of(cell->op, cell->dtype, cell->rows, cell->cols, &mo, &cell->bytes);
     }
-    cell->round_probe = rmsi_bench_probe_shape(&cell->bytes, !rmsnorm_backend_is_device(be));
+    cell->round_probe = o->hot ? RMSNORM_PROBE_COPY
+                               : rmsi_bench_probe_shape(&cell->bytes, !rmsnorm_backend_is_device(be));
 
     size_t per_clone = plan_clone_bytes(&pl);
     size_t clones = per_clone ? (o->working_set + per_clone - 1) / per_clone : 1;
@@ -702,13 +744,14 @@ void rmsi_bench_cell_run(const rmsi_bench_ctx *c, rmsi_bench_cell *cell)
     cell->calls_per_sample = calls;
     cell->t = tm.t;
     cell->gbps = bytes / tm.t.median * 1e-9;
-    if (c->rf->available && c->rf->open.best > 0.0)
+    if (!o->hot && c->rf->available && c->rf->open.best > 0.0)
         cell->pct_roof = 100.0 * cell->gbps / c->rf->open.best;
     if (tm.ratio >= 0.0) {
         cell->round_ratio = tm.ratio;
         cell->round_probe_gbps = tm.probe;
     }
-    if (c->rf->available && c->rf->open.gbps[cell->round_probe] > 0.0)
+    /* the opening probes are cold: no measure of a hot call */
+    if (!o->hot && c->rf->available && c->rf->open.gbps[cell->round_probe] > 0.0)
         cell->shape_ratio = cell->gbps / c->rf->open.gbps[cell->round_probe];
     if (o->config_search)
         config_search(c, &pl, &m, &w, cell);

@@ -34,6 +34,8 @@ static void usage(FILE *f)
         "  --graph               GPU: time a captured graph of the calls\n"
         "  --force               run on a busy device\n"
         "  --no-interleave       no probe/kernel rounds (host backends)\n"
+        "  --hot                 host: no rotation (data stays in cache); each round's probe is\n"
+        "                        a hot memcpy moving the cell's bytes (ratio = its latency / the call's)\n"
         "  --probe-mib N         roofline probe buffer size (default 256 host, 2048 device)\n"
         "  --round-probe-mib N   probe size in the rounds (default 64)\n"
         "  --ws-mib N            clone rotation target (default 4 x LLC host, 1024 device)\n"
@@ -122,7 +124,7 @@ static int parse_args(int argc, char **argv, rmsi_bench_opts *o, raw_opts *r)
         const char *v = NULL;
         long n = 0;
         static const char *flags[] = { "--config-search", "--graph", "--force", "--quant-y",
-                                       "--no-interleave", "--list", "--help", "-h" };
+                                       "--no-interleave", "--hot", "--list", "--help", "-h" };
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
             is_flag |= strcmp(a, flags[k]) == 0;
@@ -148,6 +150,8 @@ static int parse_args(int argc, char **argv, rmsi_bench_opts *o, raw_opts *r)
             o->quant_y = 1;
         } else if (strcmp(a, "--no-interleave") == 0) {
             o->interleave = 0;
+        } else if (strcmp(a, "--hot") == 0) {
+            o->hot = 1;
         } else if (strcmp(a, "--backend") == 0) {
             o->backend = v;
         } else if (strcmp(a, "--op") == 0) {
@@ -382,7 +386,13 @@ int main(int argc, char **argv)
         return 2;
     int dev = rmsnorm_backend_is_device(be);
     rmsi_bench_env_collect(be, &env);
+    if (o.hot && dev) {
+        (void)fprintf(stderr, "rmsnorm-bench: --hot is for host backends\n");
+        return 2;
+    }
     o.working_set = r.ws_mib ? (size_t)r.ws_mib << 20 : (dev ? (size_t)1 << 30 : 4u * env.llc);
+    if (o.hot)
+        o.working_set = 1; /* one clone: every call finds its data in cache */
     size_t probe_bytes = r.probe_mib ? (size_t)r.probe_mib << 20
                                      : (dev ? (size_t)2 << 30 : (size_t)256 << 20);
     if (!dev && probe_bytes < 8u * env.llc)

@@ -38,11 +38,18 @@ void rmsi_bench_report_header(FILE *f, const rmsi_bench_env *env, const rmsi_ben
     (void)fprintf(f, "rmsnorm-bench  backend %s  on %s\n", env->backend, env->device);
     (void)fprintf(f, "  commit %s, %s, %s, host %s, %d OpenMP threads, LLC %zu MiB\n", env->commit,
                   env->compiler, env->date, env->host, env->threads, env->llc >> 20);
-    (void)fprintf(f,
-                  "  grid %s, %d samples per cell (median [min, max]), inputs rotated through "
-                  ">= %zu MiB of clones, fp8 %s%s\n",
-                  o->grid, o->reps, o->working_set >> 20, rmsi_bench_dtype_name(o->fp8),
-                  o->quant_y ? ", quant ops also write y" : "");
+    if (o->hot)
+        (void)fprintf(f,
+                      "  grid %s, %d samples per cell (median [min, max]), HOT: no rotation, the data "
+                      "stays in cache; ratio = a hot memcpy moving the cell's bytes / the call "
+                      "(latency ratio), fp8 %s%s\n",
+                      o->grid, o->reps, rmsi_bench_dtype_name(o->fp8), o->quant_y ? ", quant ops also write y" : "");
+    else
+        (void)fprintf(f,
+                      "  grid %s, %d samples per cell (median [min, max]), inputs rotated through "
+                      ">= %zu MiB of clones, fp8 %s%s\n",
+                      o->grid, o->reps, o->working_set >> 20, rmsi_bench_dtype_name(o->fp8),
+                      o->quant_y ? ", quant ops also write y" : "");
     if (!env->has_time_region)
         (void)fprintf(f, "  note: the backend has no time_region hook: timed with the host clock "
                          "around rmsnorm_synchronize\n");
@@ -364,10 +371,10 @@ int rmsi_bench_write_json(FILE *f, const rmsi_bench_env *env, const rmsi_bench_o
     json_kv(f, "fp8", rmsi_bench_dtype_name(o->fp8));
     (void)fprintf(f,
                   ", \"reps\": %d, \"quant_y\": %s, \"graph\": %s, \"interleave\": %s, "
-                  "\"working_set_bytes\": %zu, \"round_probe_bytes\": %zu, \"sample_s\": %g},\n",
+                  "\"working_set_bytes\": %zu, \"round_probe_bytes\": %zu, \"sample_s\": %g, \"hot\": %s},\n",
                   o->reps, o->quant_y ? "true" : "false", o->graph ? "true" : "false",
                   o->interleave ? "true" : "false", o->working_set, o->round_probe_bytes,
-                  o->sample_s);
+                  o->sample_s, o->hot ? "true" : "false");
     (void)fputs("  \"byte_models\": {", f);
     int first = 1;
     for (int i = 0; i < RMSI_BENCH_OP_COUNT; i++) {

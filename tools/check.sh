@@ -28,6 +28,9 @@ cat build/tests/*.log build/bench/*.log 2>/dev/null | awk '
 # the main job itself, on the default grid: every cell must validate against
 # the reference (exit 1 otherwise); its timings on a CI machine mean nothing
 step build/rmsnorm-bench --csv build/bench-smoke.csv
+# and its hot-cache mode (issue 4's small-row latency), validated the same way
+step build/rmsnorm-bench --hot --op forward,backward,fused-add --dtype bf16,f32 --shape 1x4096,32x4096 \
+  --probe-mib 64 --tries 1
 step ninja lint
 step ninja asan
 step ninja abi-check
