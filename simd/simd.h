@@ -26,8 +26,12 @@ rmsnorm_status rmsi_avx512_backward_workspace_size(int64_t rows, int64_t cols, s
 #define RMSI_SIMD_NT_MIN ((size_t)24 << 20)
 
 /* Elements (rows * cols) at or above which a call opens an OpenMP region (about
- * 1.3 us with one thread, 3.5 us with two here): below it one thread is faster. */
-#define RMSI_SIMD_PARALLEL_MIN ((int64_t)1 << 18)
+ * 1.3 us with one thread, 3.5 us with two here): below it one thread is faster.
+ * 2^16, i.e. 16 rows of 4096: a hot bf16 row costs about 0.45 us, so two
+ * threads win from about 16 such rows (docs/perf/cpu.md, session 15: 2^18
+ * against 2^16 at 16x4096, 16x8192, 32x4096, alternated four times, the
+ * forward and fused add 0.5-0.8x the time, hot or cold; 8 rows lost). */
+#define RMSI_SIMD_PARALLEL_MIN ((int64_t)1 << 16)
 
 /* Bytes per element of any dtype (fp8: 1). */
 static inline size_t rmsi_vsize_dt(rmsnorm_dtype t)

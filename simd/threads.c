@@ -21,7 +21,9 @@ int rmsi_simd_parallel(int64_t rows, int64_t cols)
 
 void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
 {
-    if (!parallel || omp_get_max_threads() < 2) {
+    /* one unit of work (a backward with one dweight chunk) would leave the
+     * second thread idle behind the region's cost */
+    if (!parallel || n < 2 || omp_get_max_threads() < 2) {
         fn(ctx, 0, n);
         return;
     }
