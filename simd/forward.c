@@ -4,8 +4,9 @@
  *
  * Threads: rows are split into one contiguous range per thread (each thread's
  * reads stay one sequential stream for the hardware prefetcher), and only when
- * the call has at least RMSI_SIMD_PARALLEL_MIN elements: an OpenMP region
- * costs 1.3-3.5 us here, more than a hot 32x4096 call takes on one core.
+ * the call has at least RMSI_SIMD_PARALLEL_MIN elements (16 rows of 4096):
+ * an OpenMP region costs 1.3-3.5 us here, more than a few hot rows take on
+ * one core, less than half of 16 (simd/simd.h).
  */
 #ifndef RMSNORM_SIMD_FILE
 #define RMSNORM_SIMD_FILE 1
