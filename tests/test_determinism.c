@@ -24,6 +24,9 @@ static const struct {
     {257, 4096, RMSNORM_BF16, RMSNORM_ROUND_LLAMA},
     {3, 70000, RMSNORM_F16, RMSNORM_ROUND_ONCE},
     {4099, 64, RMSNORM_F32, RMSNORM_ROUND_ONCE},
+    /* 2^16..2^18 elements, three dweight chunks: threaded on avx512 since
+     * session 15 (simd/simd.h RMSI_SIMD_PARALLEL_MIN) */
+    {40, 2048, RMSNORM_BF16, RMSNORM_ROUND_ONCE},
 };
 
 static void make_case(size_t i, rmst_bwd_case *c)
