@@ -38,18 +38,13 @@ void rmsi_bench_report_header(FILE *f, const rmsi_bench_env *env, const rmsi_ben
     (void)fprintf(f, "rmsnorm-bench  backend %s  on %s\n", env->backend, env->device);
     (void)fprintf(f, "  commit %s, %s, %s, host %s, %d OpenMP threads, LLC %zu MiB\n", env->commit,
                   env->compiler, env->date, env->host, env->threads, env->llc >> 20);
+    (void)fprintf(f, "  grid %s, %d samples per cell (median [min, max]), ", o->grid, o->reps);
     if (o->hot)
-        (void)fprintf(f,
-                      "  grid %s, %d samples per cell (median [min, max]), HOT: no rotation, the data "
-                      "stays in cache; ratio = a hot memcpy moving the cell's bytes / the call "
-                      "(latency ratio), fp8 %s%s\n",
-                      o->grid, o->reps, rmsi_bench_dtype_name(o->fp8), o->quant_y ? ", quant ops also write y" : "");
+        (void)fputs("HOT: no rotation, the data stays in cache; ratio = a hot memcpy moving the cell's "
+                    "bytes / the call (latency ratio)", f);
     else
-        (void)fprintf(f,
-                      "  grid %s, %d samples per cell (median [min, max]), inputs rotated through "
-                      ">= %zu MiB of clones, fp8 %s%s\n",
-                      o->grid, o->reps, o->working_set >> 20, rmsi_bench_dtype_name(o->fp8),
-                      o->quant_y ? ", quant ops also write y" : "");
+        (void)fprintf(f, "inputs rotated through >= %zu MiB of clones", o->working_set >> 20);
+    (void)fprintf(f, ", fp8 %s%s\n", rmsi_bench_dtype_name(o->fp8), o->quant_y ? ", quant ops also write y" : "");
     if (!env->has_time_region)
         (void)fprintf(f, "  note: the backend has no time_region hook: timed with the host clock "
                          "around rmsnorm_synchronize\n");

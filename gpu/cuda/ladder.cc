@@ -118,8 +118,17 @@ static int rmsi_nv_for(const rmsi_shape *s, int tpr)
 #define RMSI_LADDER_WARP 32
 static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
 {
-    if (s->op == RMSI_OP_FWD)
+    if (s->op == RMSI_OP_FWD) {
+        if (stage && s->quant == RMSI_Q_NONE && !s->res && tpr == 128 && rmsi_nv_for(s, 128) == 4 &&
+            s->rows >= 128LL * s->sms)
+            /* plain forward, 512 vectors, 128+ rows an SM: two rows a CTA
+             * (S15-2, S15-3, rmsnorm-bench, rpc=2 pinned against the ladder,
+             * alternated twice: 32768x4096 129.1 -> 127.8 us, 65536x4096
+             * 256.7 -> 253.1; 16384x4096 0.3% faster, 8192x4096 0.8% slower;
+             * at other widths slower: 32768x2048 +1.3%, 32768x8192 +5.3%) */
+            return 2;
         stage = 0; /* the forward's stage is where its weights load, not a staged row */
+    }
     const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
     if (stage && tpr >= 256 && tpr <= RMSI_REG_MAXT / 2 && s->rows < 16LL * s->sms && rmsi_nv_for(s, (int)tpr) == 2)
         return 2; /* few rows: two a CTA (S4-4: 1024x4096 13.43 us, one 14.3) */
@@ -340,14 +349,6 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.nv = rmsi_nv_for(s, c.tpr);
     c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
-    if (fwd && s->quant == RMSI_Q_NONE && !s->res && c.nv == 4 && c.stage && c.tpr == 128 &&
-        s->rows >= 128LL * s->sms)
-        /* plain forward, 512 vectors, 128+ rows an SM: two rows a CTA
-         * (S15-2, S15-3, rmsnorm-bench, rpc=2 pinned against the ladder,
-         * alternated twice: 32768x4096 129.1 -> 127.8 us, 65536x4096 256.7
-         * -> 253.1; 16384x4096 0.3% faster, 8192x4096 0.8% slower; at other
-         * widths slower: 32768x2048 +1.3%, 32768x8192 +5.3%) */
-        c.rpc = 2;
     if (!fwd && c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
         c.rpc = 1; /* two staged rows a CTA do not fit this device */
     if (!fwd && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s)) {
