@@ -30,6 +30,8 @@
  */
 #include <pthread.h>
 
+#include <type_traits>
+
 #include "gpu/common/device_math.h"
 #include "gpu/common/reduce.h"
 
@@ -60,6 +62,12 @@ __device__ __forceinline__ void rmsi_bwd_weff(const rmsi_bwd_params &p, int64_t 
  * registers a thread and, with the cached weights and a prefetched row, held
  * the first version at one CTA per SM and 67% of the roofline). */
 #define RMSI_BWD_REGS(nv, st) ((st) ? ((nv) == 4 ? 128 : 80) : ((nv) == 1 ? 64 : ((nv) == 2 ? 80 : 80)))
+/* LEAN (config lean = 1, staged 2-vector kernels only): 64 instead of 80, so
+ * that 4 CTAs of 256 threads fit an SM instead of 3 (S16-1, S16-2: per row
+ * about 10% slower at 3 CTAs an SM, faster where the fourth CTA and the
+ * shorter per-SM row lists win; the ladder's rule is in gpu/cuda/ladder.cc).
+ * No fp16 instance: at 64 registers ptxas spilled its staged kernel. */
+#define RMSI_BWD_REGS_L(nv, st, lean) ((lean) ? 64 : RMSI_BWD_REGS(nv, st))
 
 /* weff of vector i through the read-only path (the weight row is shared by
  * every CTA of an SM: an L1 hit). */
@@ -221,8 +229,8 @@ __device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, c
  *   SM throughput in ncu, docs/perf/h200.md session 3).
  * - ST: the staged row, x, dy [, dres] (rmsi_bwd_stage*).
  * Offsets are constants times tpr or nthreads. */
-template <typename T, typename W, int NV, bool ST>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_reg(const rmsi_bwd_params p)
+template <typename T, typename W, int NV, bool ST, bool LEAN = false>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
     rmsi_pdl_enter();
     constexpr int VEC = 16 / (int)sizeof(T);
@@ -242,6 +250,23 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
     uint4 *stg = reinterpret_cast<uint4 *>(rmsi_bwd_smem4 + (RMSI_BWD_WSM ? NV * Q4 * tpr : 0) + NV * Q4 * nth) +
                  ((int)threadIdx.y * tpr + t);
 
+    /* NV <= 2 without ST: the next row's x and dy are loaded into registers
+     * before this row is reduced (PF): a persistent CTA otherwise idles on
+     * every row's load latency.
+     * 4096x4096 bf16 took 52 us without it and 38.6 us with it (H200,
+     * docs/perf/h200.md); NV = 4 has no registers for it. */
+    constexpr bool PF = NV <= 2 && !ST;
+    uint4 xa[NV], ga[NV];
+    /* The first row's loads go out before the weff row is filled: the CTA's
+     * start then waits one memory latency (weights and row together), not two. */
+    if (PF) {
+        const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
+        const bool l0 = r0 < p.rows;
+        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, l0 ? r0 : 0, p.x_ld)), l0, t, tpr,
+                          nvec, p.cache & RMSI_CACHE_LD, xa);
+        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, l0 ? r0 : 0, p.dy_ld)), l0, t, tpr,
+                          nvec, p.cache & RMSI_CACHE_LD, ga);
+    }
     if (RMSI_BWD_WSM) {
         if (threadIdx.y == 0) {
 #pragma unroll
@@ -265,26 +290,15 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS(NV, ST)) rmsi_bwd_
             acc[m * nth] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
 
-    /* NV <= 2 without ST: the next row's x and dy are loaded into registers
-     * before this row is reduced (PF): a persistent CTA otherwise idles on
-     * every row's load latency.
-     * 4096x4096 bf16 took 52 us without it and 38.6 us with it (H200,
-     * docs/perf/h200.md); NV = 4 has no registers for it. */
-    constexpr bool PF = NV <= 2 && !ST;
-    uint4 xa[NV], ga[NV];
+    /* The staged kernels queue their first row after the fill: queued
+     * before it (as the register prefetch does) they were 1-2% slower per row
+     * (S16-1), for about 0.4 us less at the start. */
     if (ST) {
         const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
         rmsi_bwd_stage<T, NV>(p, r0, stg, nth, t, tpr, nvec);
         rmsi_bwd_stage_dres<T, NV>(p, r0, stg, nth, t, tpr, nvec);
     }
-    if (PF) {
-        const int64_t r0 = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
-        const bool l0 = r0 < p.rows;
-        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, l0 ? r0 : 0, p.x_ld)), l0, t, tpr,
-                          nvec, p.cache & RMSI_CACHE_LD, xa);
-        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.dy, l0 ? r0 : 0, p.dy_ld)), l0, t, tpr,
-                          nvec, p.cache & RMSI_CACHE_LD, ga);
-    }
+
     for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base += step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
@@ -545,7 +559,12 @@ rmsi_bwd_kernel rmsi_bwd_pick(const rmsi_config *c)
         return c->vec == 16 ? rmsi_bwd_multi<T, W, 16 / sizeof(T)> : rmsi_bwd_multi<T, W, 1>;
     switch (c->nv) {
     case 1: return c->stage ? nullptr : rmsi_bwd_reg<T, W, 1, false>;
-    case 2: return c->stage ? rmsi_bwd_reg<T, W, 2, true> : rmsi_bwd_reg<T, W, 2, false>;
+    case 2:
+        if constexpr (RMSI_HAVE_LEAN && !std::is_same<T, rmsi_f16>::value) {
+            if (c->stage && c->lean)
+                return rmsi_bwd_reg<T, W, 2, true, true>;
+        }
+        return c->stage ? rmsi_bwd_reg<T, W, 2, true> : rmsi_bwd_reg<T, W, 2, false>;
     case 4: return c->stage ? rmsi_bwd_reg<T, W, 4, true> : rmsi_bwd_reg<T, W, 4, false>;
     default: return nullptr;
     }

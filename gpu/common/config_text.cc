@@ -3,7 +3,7 @@
  * (RMSNORM_CUDA_CONFIG / RMSNORM_HIP_CONFIG), config_set, config_describe and
  * config_enumerate:
  *
- *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0..3,stage=0|1,cl=1|2
+ *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0..3,stage=0|1,cl=1|2,lean=0|1
  *
  * Keys may be given in any order and any subset; a key left out (-1 here) is
  * filled by the ladder for each shape, so "tpr=512" pins only the threads per
@@ -34,7 +34,7 @@ static int rmsi_parse_int(const char *s, size_t n, int *out)
 
 int rmsi_config_parse(const char *spec, rmsi_config *out)
 {
-    rmsi_config c = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+    rmsi_config c = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     const char *s = spec;
     if (!spec || !*spec || strcmp(spec, "auto") == 0) {
         *out = c;
@@ -87,6 +87,10 @@ int rmsi_config_parse(const char *spec, rmsi_config *out)
                 if (v != 1 && v != 2)
                     return -1;
                 c.cl = v;
+            } else if (klen == 4 && strncmp(s, "lean", 4) == 0) {
+                if (v > 1)
+                    return -1;
+                c.lean = v;
             } else {
                 return -1;
             }
@@ -106,7 +110,7 @@ int rmsi_config_format(const rmsi_config *c, char *buf, size_t n)
         w = snprintf(buf, n, "path=multi,vec=%d,tpr=%d,cps=%d,cache=%d", c->vec == 16 ? 16 : 1, c->tpr, c->cps,
                      c->cache);
     else
-        w = snprintf(buf, n, "path=reg,vec=16,tpr=%d,rpc=%d,nv=%d,cps=%d,cache=%d,stage=%d,cl=%d", c->tpr, c->rpc,
-                     c->nv, c->cps, c->cache, c->stage, c->cl);
+        w = snprintf(buf, n, "path=reg,vec=16,tpr=%d,rpc=%d,nv=%d,cps=%d,cache=%d,stage=%d,cl=%d,lean=%d", c->tpr,
+                     c->rpc, c->nv, c->cps, c->cache, c->stage, c->cl, c->lean);
     return (w < 0 || (size_t)w >= n) ? -1 : 0;
 }

@@ -93,8 +93,10 @@ static inline int rmsi_cache_bits(int cache)
 /* The register-cached kernels' largest CTA (their register caps assume it);
  * the ladders keep tpr * rpc within it. */
 #define RMSI_REG_MAXT 512
+/* lean: the backward's staged 2-vector kernel built at 64 registers instead
+ * of 80 (4 CTAs of 256 threads an SM instead of 3; docs/gpu.md). */
 struct rmsi_config {
-    int path, vec, tpr, rpc, nv, cps, cache, stage, cl;
+    int path, vec, tpr, rpc, nv, cps, cache, stage, cl, lean;
 };
 /* The partial rows a backward launch of `grid` CTAs writes. */
 static inline int64_t rmsi_bwd_parts(const rmsi_config *c, int64_t grid)

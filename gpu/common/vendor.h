@@ -76,6 +76,9 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
 #define RMSI_HAVE_HW_PACK2 0
 /* The backward reads weff from registers (no shared-memory row): see
  * rmsi_bwd_reg_smem in kernel_args.h. */
+/* No lean backward kernel (rmsi_config.lean): the register cap is not a
+ * launch bound here, so it would be the same code. */
+#define RMSI_HAVE_LEAN 0
 #define RMSI_BWD_WSM 0
 /* fp8 forward kernels load their weights after the row's reduction: with
  * the row (as on CUDA) would cost gfx942 one or two waves of occupancy at
@@ -176,6 +179,8 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() { asm volatile("cp.asy
  * the caller redoes a vector holding a NaN in software (device_math.h). */
 #define RMSI_HAVE_HW_PACK2 1
 /* The backward stages the fp32 weff row in shared memory once per CTA. */
+/* The lean backward kernel (rmsi_config.lean: 64 registers, docs/gpu.md). */
+#define RMSI_HAVE_LEAN 1
 #define RMSI_BWD_WSM 1
 /* fp8 forward kernels at 1-2 vectors load their weights with the row
  * (forward.cu; S7-2/S7-3 on the H200). */

@@ -15,7 +15,7 @@
 #include "gpu/cuda/ladder.h"
 
 static pthread_mutex_t rmsi_pin_lock = PTHREAD_MUTEX_INITIALIZER;
-static const rmsi_config rmsi_pin_none = {-1, -1, -1, -1, -1, -1, -1, -1, -1}; /* no knob pinned */
+static const rmsi_config rmsi_pin_none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}; /* no knob pinned */
 static rmsi_config rmsi_pin = rmsi_pin_none;
 static int rmsi_pin_env_read = 0; /* under rmsi_pin_lock */
 
@@ -73,6 +73,7 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     s->res = 0;
     s->smem = rmsi_cuda_smem_optin();
     s->cluster = rmsi_cuda_cluster();
+    s->f16 = dtype == RMSNORM_F16;
     return s->sms > 0 ? 0 : -1;
 }
 

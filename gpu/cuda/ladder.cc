@@ -223,7 +223,7 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
@@ -376,6 +376,25 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * already, and the cluster barrier at the end costs), as did rows
          * of under 8 a CTA (1024x2048 10.5 -> 11.2). */
         c.cl = 2;
+    if (!fwd && c.path == RMSI_PATH_REG && c.nv == 2 && c.stage && !s->res && s->esz == 2 && !s->f16 &&
+        (s->rows >= 48LL * s->sms || (c.tpr == 256 && s->rows >= 31LL * s->sms))) {
+        /* The 64-register staged kernel (lean): 4 CTAs of 256 threads an SM
+         * instead of 3, more CTAs of 128 (S16-2, rmsnorm-bench, against the
+         * 80-register kernel, alternated twice, us: 8192x2048 32.87 ->
+         * 32.62, 16384x2048 56.83 -> 55.11, 32768x2048 103.80 -> 100.8,
+         * 8192x4096 58.0 -> 56.45; it lost under 48 rows an SM, 4096x2048
+         * 20.53 -> 20.87, 2048x2048 13.58 -> 13.75, 1024x5120 15.82 ->
+         * 16.9). Rows of 256 threads take clusters with it: 4096x4096 33.38
+         * -> 32.85, 8192x4096 -> 56.07 (the fourth CTA doubles the partial
+         * rows, which clusters halve; cl=2 at 3 CTAs lost, above). S16-3, the
+         * whole backward grid alternated twice: nothing slower beyond 0.3%.
+         * bf16 only: fp16's lean kernel keeps 80 registers (64 spilled), and
+         * with its clusters 4096x4096 fp16 lost 33.40 -> 34.55; fp32 and a
+         * residual gradient were not measured. */
+        c.lean = 1;
+        if (c.tpr == 256 && s->cluster)
+            c.cl = 2;
+    }
     *out = c;
 }
 
@@ -385,6 +404,10 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
         return 0;
     /* clusters: the register backward's dw partials, where the device has them */
     if (c->cl != 1 && (c->cl != 2 || s->op == RMSI_OP_FWD || !s->cluster || c->path != RMSI_PATH_REG))
+        return 0;
+    /* lean: the backward's staged 2-vector kernel at 64 registers */
+    if (c->lean != 0 &&
+        (c->lean != 1 || s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv != 2 || !c->stage || s->f16))
         return 0;
     /* stage: the backward's row staging (2- and 4-vector kernels); the
      * forward's weights loaded with the row (4 vectors, no fp8 output) */
@@ -457,6 +480,10 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.cl = pin->cl;
     else if (c.path == RMSI_PATH_MULTI || c.nv < 2)
         c.cl = 1; /* the ladder's clusters are for its own register config */
+    if (pin->lean >= 0)
+        c.lean = pin->lean;
+    else if (c.path != RMSI_PATH_REG || c.nv != 2 || !c.stage)
+        c.lean = 0; /* as cl: the ladder's lean kernel is for its own config */
     if (c.path == RMSI_PATH_MULTI) {
         c.rpc = 1;
         c.nv = 0;
@@ -502,7 +529,8 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
 /* The search space: every register config (threads per row: the powers of two
  * and the balanced widths for 1..8 vectors; rows per CTA; cps 0 or 2; the
  * four cache policies; row staging where valid; backward clusters of 1 or 2
- * where the device has them), then the multi-pass ones. */
+ * where the device has them; the lean backward kernel), then the multi-pass
+ * ones. */
 int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
 {
     static const int cps[] = {0, 2};
@@ -526,13 +554,15 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
                 for (int cache = 0; cache < 4; cache++) {
                     for (int stage = 0; stage < 2; stage++) {
                         for (int cl = 1; cl <= 2; cl++) {
-                            rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]),
-                                             cps[k], cache, stage, cl};
-                            if (!rmsi_config_valid(s, &c))
-                                continue;
-                            if (n++ == idx) {
-                                *out = c;
-                                return 0;
+                            for (int lean = 0; lean <= 1; lean++) {
+                                rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]),
+                                                 cps[k], cache, stage, cl, lean};
+                                if (!rmsi_config_valid(s, &c))
+                                    continue;
+                                if (n++ == idx) {
+                                    *out = c;
+                                    return 0;
+                                }
                             }
                         }
                     }
@@ -542,7 +572,7 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0, 1};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0, 1, 0};
             if (!rmsi_config_valid(s, &c))
                 continue;
             if (n++ == idx) {

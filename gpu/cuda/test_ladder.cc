@@ -19,12 +19,13 @@
 static bool same(const rmsi_config &a, const rmsi_config &b)
 {
     return a.path == b.path && a.vec == b.vec && a.tpr == b.tpr && a.rpc == b.rpc && a.nv == b.nv &&
-           a.cps == b.cps && a.cache == b.cache && a.stage == b.stage && a.cl == b.cl;
+           a.cps == b.cps && a.cache == b.cache && a.stage == b.stage && a.cl == b.cl &&
+           a.lean == b.lean;
 }
 
 static void check_shape(const rmsi_shape &s, long *configs)
 {
-    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+    const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     rmsi_config lad, res;
     rmsi_ladder(&s, &lad);
     CHECK(rmsi_config_valid(&s, &lad), "ladder invalid: op %d %lldx%lld esz %d vec_ok %d quant %d res %d sms %d",
@@ -123,11 +124,58 @@ static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, 
           (long long)rows, (long long)cols, cluster, c.cl, (long long)g, c.tpr, c.rpc, cl, (long long)grid, tpr, rpc);
 }
 
+/* Session 16's lean rule: the 64-register staged 2-vector kernel, with
+ * clusters at 256 threads a row (16-bit rows, H200). */
+static void check_bwd_lean(int64_t rows, int64_t cols, int res, int lean, int cl)
+{
+    rmsi_shape s = {};
+    rmsi_config c;
+    s.op = RMSI_OP_BWD;
+    s.rows = rows;
+    s.cols = cols;
+    s.esz = 2;
+    s.vec_ok = 1;
+    s.sms = 132;
+    s.smem = 232448;
+    s.cluster = 1;
+    s.res = res;
+    rmsi_ladder(&s, &c);
+    CHECK(c.lean == lean && c.cl == cl, "bwd lean rule %lldx%lld res %d: lean %d cl %d, expected lean %d cl %d",
+          (long long)rows, (long long)cols, res, c.lean, c.cl, lean, cl);
+}
+
 int main()
 {
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
-    check_bwd(4096, 4096, 1, 1, 3, 396, 256, 1);
+    check_bwd(4096, 4096, 1, 2, 4, 528, 256, 1);  /* lean: 4 CTAs an SM, 264 partial rows */
+    check_bwd_lean(4096, 4096, 0, 1, 2);
+    check_bwd_lean(4092, 4096, 0, 1, 2); /* 31 rows an SM */
+    check_bwd_lean(4091, 4096, 0, 0, 1);
+    check_bwd_lean(8192, 4096, 0, 1, 2);
+    check_bwd_lean(6336, 2048, 0, 1, 2); /* 48 rows an SM (128 threads: clusters already) */
+    check_bwd_lean(6335, 2048, 0, 0, 2);
+    check_bwd_lean(16384, 2048, 0, 1, 2);
+    check_bwd_lean(16384, 2048, 1, 0, 2); /* residual gradient: not measured, unchanged */
+    check_bwd_lean(32768, 8192, 0, 0, 1); /* 4 vectors */
+    check_bwd_lean(1024, 5120, 0, 0, 1);
+    {
+        rmsi_shape s = {};
+        rmsi_config c;
+        s.op = RMSI_OP_BWD;
+        s.rows = 4096;
+        s.cols = 4096;
+        s.esz = 2;
+        s.vec_ok = 1;
+        s.sms = 132;
+        s.smem = 232448;
+        s.cluster = 1;
+        s.f16 = 1; /* fp16 has no lean kernel: the rule and a pin leave it out */
+        rmsi_ladder(&s, &c);
+        CHECK(c.lean == 0 && c.cl == 1, "bwd lean rule fp16 4096x4096: lean %d cl %d", c.lean, c.cl);
+        c.lean = 1;
+        CHECK(!rmsi_config_valid(&s, &c), "bwd fp16 lean=1 valid");
+    }
     /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
      * (512 vectors from 3 an SM), one vector a thread (no clusters) */
     check_bwd(1024, 4096, 1, 1, 2, 264, 512, 1);

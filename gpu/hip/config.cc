@@ -62,7 +62,7 @@ static int rmsi_hip_parse(const char *spec, rmsi_config *out)
 
 static rmsi_config rmsi_hip_env_pin(void)
 {
-    rmsi_config c = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+    rmsi_config c = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     const char *e = getenv("RMSNORM_HIP_CONFIG");
     rmsi_config p;
     /* A malformed override is ignored rather than failing every op. */

@@ -114,7 +114,7 @@ static void rmsi_multi(const rmsi_hip_shape *s, int tpr_vec, rmsi_config *c)
 
 void rmsi_hip_ladder(const rmsi_hip_shape *s, rmsi_config *out)
 {
-    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1};
+    rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int cus = s->dev.cus > 0 ? s->dev.cus : 1;
@@ -168,7 +168,7 @@ int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
 {
     const int maxt = s->op == RMSI_HIP_FWD ? rmsi_fwd_bound(c->nv) : RMSI_HIP_BWD_MAX;
     /* no cp.async row staging and no clusters on AMD */
-    if (c->cps < 0 || c->cps > 32 || c->stage != 0 || c->cl != 1)
+    if (c->cps < 0 || c->cps > 32 || c->stage != 0 || c->cl != 1 || c->lean != 0)
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if ((c->vec == 16 && !s->vec_ok) || (c->vec != 16 && c->vec != 0))
@@ -227,6 +227,8 @@ int rmsi_hip_resolve(const rmsi_hip_shape *s, const rmsi_config *pin, rmsi_confi
         c.stage = pin->stage;
     if (pin->cl >= 0)
         c.cl = pin->cl;
+    if (pin->lean >= 0)
+        c.lean = pin->lean;
     if (c.path == RMSI_PATH_REG && c.tpr > 0)
         c.nv = rmsi_nv_for(s, c.tpr);
     if (c.path == RMSI_PATH_MULTI) {
@@ -277,7 +279,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
             if (wg < tpr)
                 continue;
             for (int k = 0; k < ncps; k++) {
-                rmsi_config c = {RMSI_PATH_REG, 16, tpr, wg / tpr, rmsi_nv_for(s, tpr), cps[k], 0, 0, 1};
+                rmsi_config c = {RMSI_PATH_REG, 16, tpr, wg / tpr, rmsi_nv_for(s, tpr), cps[k], 0, 0, 1, 0};
                 if (!rmsi_hip_valid(s, &c))
                     continue;
                 if (n++ == idx) {
@@ -289,7 +291,7 @@ int rmsi_hip_config_at(const rmsi_hip_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = RMSI_HIP_WAVE; tpr <= RMSI_HIP_FWD_MAX; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0, 1};
+            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0, 1, 0};
             if (!rmsi_hip_valid(s, &c))
                 continue;
             if (n++ == idx) {

@@ -18,7 +18,7 @@
 static bool same(const rmsi_config &a, const rmsi_config &b)
 {
     return a.path == b.path && a.vec == b.vec && a.tpr == b.tpr && a.rpc == b.rpc && a.nv == b.nv && a.cps == b.cps &&
-           a.cl == b.cl;
+           a.cl == b.cl && a.lean == b.lean;
 }
 
 int main()
@@ -44,7 +44,7 @@ int main()
                             s.dev.cus = cu;
                             s.dev.lds_per_cu = cu == 256 ? 160 * 1024 : 64 * 1024;
                             s.dev.gfx = cu == 256 ? 950 : 942;
-                            const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
+                            const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
                             rmsi_config lad, res;
                             rmsi_hip_ladder(&s, &lad);
                             CHECK(rmsi_hip_valid(&s, &lad), "ladder invalid op %d %lldx%lld esz %d", op,
