@@ -232,7 +232,7 @@ __device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, c
 template <typename T, typename W, int NV, bool ST, bool LEAN = false>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
-    rmsi_pdl_enter();
+    rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
     constexpr int VEC = 16 / (int)sizeof(T);
     extern __shared__ float4 rmsi_bwd_smem4[]; /* float4: 16-byte aligned */
     __shared__ float red[RMSI_MAX_WARPS];
@@ -443,7 +443,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi_bwd_params p)
 {
-    rmsi_pdl_enter();
+    rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
     __shared__ float red[2 * RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int nt = (int)blockDim.x;
@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
 __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
     rmsi_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols)
 {
-    rmsi_pdl_enter();
+    rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
     __shared__ float sm[RMSI_DW_SLICES][RMSI_DW_COLS + 1];
     const int64_t c = (int64_t)blockIdx.x * RMSI_DW_COLS + threadIdx.x;
     float s = 0.0f;
