@@ -102,13 +102,10 @@ static void check_fwd_shape(int64_t rows, int64_t cols, int quant, int res, int 
           (long long)cols, quant, res, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
 }
 
-/* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
- * them faster, and a persistent grid of a whole number of CTAs an SM when
- * fewer than fit (occ given, as the occupancy API would report it). */
-static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, int64_t grid, int tpr, int rpc)
+/* A contiguous 16-bit backward shape on the H200 (132 SMs). */
+static rmsi_shape h200_bwd(int64_t rows, int64_t cols, int cluster, int res, int f16)
 {
     rmsi_shape s = {};
-    rmsi_config c;
     s.op = RMSI_OP_BWD;
     s.rows = rows;
     s.cols = cols;
@@ -117,6 +114,18 @@ static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, 
     s.sms = 132;
     s.smem = 232448;
     s.cluster = cluster;
+    s.res = res;
+    s.f16 = f16;
+    return s;
+}
+
+/* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
+ * them faster, and a persistent grid of a whole number of CTAs an SM when
+ * fewer than fit (occ given, as the occupancy API would report it). */
+static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, int64_t grid, int tpr, int rpc)
+{
+    const rmsi_shape s = h200_bwd(rows, cols, cluster, 0, 0);
+    rmsi_config c;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, occ);
     CHECK(c.cl == cl && g == grid && c.tpr == tpr && c.rpc == rpc,
@@ -125,23 +134,17 @@ static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, 
 }
 
 /* Session 16's lean rule: the 64-register staged 2-vector kernel, with
- * clusters at 256 threads a row (16-bit rows, H200). */
-static void check_bwd_lean(int64_t rows, int64_t cols, int res, int lean, int cl)
+ * clusters at 256 threads a row (bf16 rows; fp16 has no lean kernel, and
+ * lean=1 is not valid for it). */
+static void check_bwd_lean(int64_t rows, int64_t cols, int res, int f16, int lean, int cl)
 {
-    rmsi_shape s = {};
+    const rmsi_shape s = h200_bwd(rows, cols, 1, res, f16);
     rmsi_config c;
-    s.op = RMSI_OP_BWD;
-    s.rows = rows;
-    s.cols = cols;
-    s.esz = 2;
-    s.vec_ok = 1;
-    s.sms = 132;
-    s.smem = 232448;
-    s.cluster = 1;
-    s.res = res;
     rmsi_ladder(&s, &c);
-    CHECK(c.lean == lean && c.cl == cl, "bwd lean rule %lldx%lld res %d: lean %d cl %d, expected lean %d cl %d",
-          (long long)rows, (long long)cols, res, c.lean, c.cl, lean, cl);
+    CHECK(c.lean == lean && c.cl == cl, "bwd lean rule %lldx%lld res %d f16 %d: lean %d cl %d, expected lean %d cl %d",
+          (long long)rows, (long long)cols, res, f16, c.lean, c.cl, lean, cl);
+    c.lean = 1;
+    CHECK(!f16 || !rmsi_config_valid(&s, &c), "bwd lean=1 valid for fp16 %lldx%lld", (long long)rows, (long long)cols);
 }
 
 int main()
@@ -149,33 +152,17 @@ int main()
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
     check_bwd(4096, 4096, 1, 2, 4, 528, 256, 1);  /* lean: 4 CTAs an SM, 264 partial rows */
-    check_bwd_lean(4096, 4096, 0, 1, 2);
-    check_bwd_lean(4092, 4096, 0, 1, 2); /* 31 rows an SM */
-    check_bwd_lean(4091, 4096, 0, 0, 1);
-    check_bwd_lean(8192, 4096, 0, 1, 2);
-    check_bwd_lean(6336, 2048, 0, 1, 2); /* 48 rows an SM (128 threads: clusters already) */
-    check_bwd_lean(6335, 2048, 0, 0, 2);
-    check_bwd_lean(16384, 2048, 0, 1, 2);
-    check_bwd_lean(16384, 2048, 1, 0, 2); /* residual gradient: not measured, unchanged */
-    check_bwd_lean(32768, 8192, 0, 0, 1); /* 4 vectors */
-    check_bwd_lean(1024, 5120, 0, 0, 1);
-    {
-        rmsi_shape s = {};
-        rmsi_config c;
-        s.op = RMSI_OP_BWD;
-        s.rows = 4096;
-        s.cols = 4096;
-        s.esz = 2;
-        s.vec_ok = 1;
-        s.sms = 132;
-        s.smem = 232448;
-        s.cluster = 1;
-        s.f16 = 1; /* fp16 has no lean kernel: the rule and a pin leave it out */
-        rmsi_ladder(&s, &c);
-        CHECK(c.lean == 0 && c.cl == 1, "bwd lean rule fp16 4096x4096: lean %d cl %d", c.lean, c.cl);
-        c.lean = 1;
-        CHECK(!rmsi_config_valid(&s, &c), "bwd fp16 lean=1 valid");
-    }
+    check_bwd_lean(4096, 4096, 0, 0, 1, 2);
+    check_bwd_lean(4092, 4096, 0, 0, 1, 2); /* 31 rows an SM */
+    check_bwd_lean(4091, 4096, 0, 0, 0, 1);
+    check_bwd_lean(8192, 4096, 0, 0, 1, 2);
+    check_bwd_lean(6336, 2048, 0, 0, 1, 2); /* 48 rows an SM (128 threads: clusters already) */
+    check_bwd_lean(6335, 2048, 0, 0, 0, 2);
+    check_bwd_lean(16384, 2048, 0, 0, 1, 2);
+    check_bwd_lean(16384, 2048, 1, 0, 0, 2); /* residual gradient: not measured, unchanged */
+    check_bwd_lean(32768, 8192, 0, 0, 0, 1); /* 4 vectors */
+    check_bwd_lean(1024, 5120, 0, 0, 0, 1);
+    check_bwd_lean(4096, 4096, 0, 1, 0, 1); /* fp16: no lean kernel, no clusters with it */
     /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
      * (512 vectors from 3 an SM), one vector a thread (no clusters) */
     check_bwd(1024, 4096, 1, 1, 2, 264, 512, 1);
