@@ -76,10 +76,10 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() {}
 #define RMSI_HAVE_HW_PACK2 0
 /* The backward reads weff from registers (no shared-memory row): see
  * rmsi_bwd_reg_smem in kernel_args.h. */
+#define RMSI_BWD_WSM 0
 /* No lean backward kernel (rmsi_config.lean): the register cap is not a
  * launch bound here, so it would be the same code. */
 #define RMSI_HAVE_LEAN 0
-#define RMSI_BWD_WSM 0
 /* fp8 forward kernels load their weights after the row's reduction: with
  * the row (as on CUDA) would cost gfx942 one or two waves of occupancy at
  * 1-2 vectors (docs/perf/amd-isa.md), unmeasured on AMD hardware. */
@@ -180,9 +180,9 @@ __device__ __forceinline__ void rmsi_cp_async_wait_but1() { asm volatile("cp.asy
  * the caller redoes a vector holding a NaN in software (device_math.h). */
 #define RMSI_HAVE_HW_PACK2 1
 /* The backward stages the fp32 weff row in shared memory once per CTA. */
+#define RMSI_BWD_WSM 1
 /* The lean backward kernel (rmsi_config.lean: 64 registers, docs/gpu.md). */
 #define RMSI_HAVE_LEAN 1
-#define RMSI_BWD_WSM 1
 /* fp8 forward kernels at 1-2 vectors load their weights with the row
  * (forward.cu; S7-2/S7-3 on the H200). */
 #define RMSI_FP8_WEIGHTS_WITH_ROW 1
@@ -252,17 +252,17 @@ __device__ __forceinline__ uint32_t rmsi_hw_fp8x4(float a, float b, float c, flo
  * -> 32.95), the forward 1-7% faster at small cells (32x4096 2.26 ->
  * 2.10, 256x2048 2.52 -> 2.37) though not at 4096x512 (3.99 -> 4.13). A
  * no-op where not launched with the attribute and on sm_80 code. */
-__device__ __forceinline__ void rmsi_pdl_enter()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
 __device__ __forceinline__ void rmsi_pdl_wait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void rmsi_pdl_enter()
+{
+    rmsi_pdl_wait();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 /* The thread index and CTA shape as opaque (volatile) reads, which the
