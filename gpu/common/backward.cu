@@ -34,6 +34,7 @@
 
 #include "gpu/common/device_math.h"
 #include "gpu/common/reduce.h"
+#include "gpu/common/timeline.h"
 
 namespace {
 
@@ -232,7 +233,9 @@ __device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, c
 template <typename T, typename W, int NV, bool ST, bool LEAN = false>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
+    RMSI_TL_STAMP(RMSI_TL_ENTRY);
     rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
+    RMSI_TL_STAMP(RMSI_TL_WAITED);
     constexpr int VEC = 16 / (int)sizeof(T);
     extern __shared__ float4 rmsi_bwd_smem4[]; /* float4: 16-byte aligned */
     __shared__ float red[RMSI_MAX_WARPS];
@@ -282,6 +285,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
         }
         __syncthreads(); /* the row groups above 0 read group 0's stores */
     }
+    RMSI_TL_STAMP(RMSI_TL_WEFF);
 
     /* Each thread owns its accumulator slots: no barrier around them. */
     if (acc) {
@@ -306,6 +310,8 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
         uint4 xn[NV], gn[NV];
         if (ST) {
             rmsi_cp_async_wait_but1(); /* x, dy of this row; its dres may still be in flight */
+            if (base == (int64_t)blockIdx.x * blockDim.y)
+                RMSI_TL_STAMP(RMSI_TL_FIRST);
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const bool on = live && t + k * tpr < nvec;
@@ -424,6 +430,8 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
             }
         }
     }
+    RMSI_TL_STAMP(RMSI_TL_ROWS);
+    RMSI_TL_SM();
     if (RMSI_HAVE_CLUSTER && p.ws && p.cl > 1) {
         rmsi_bwd_cluster_sum<T, NV>(p, rmsi_bwd_smem4);
     } else if (acc) {
@@ -438,6 +446,7 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
             }
         }
     }
+    RMSI_TL_STAMP(RMSI_TL_EXIT);
 }
 
 template <typename T, typename W, int VEC>
@@ -531,7 +540,9 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
 __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
     rmsi_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols)
 {
+    RMSI_TLR_STAMP(RMSI_TLR_ENTRY);
     rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
+    RMSI_TLR_STAMP(RMSI_TLR_WAITED);
     __shared__ float sm[RMSI_DW_SLICES][RMSI_DW_COLS + 1];
     const int64_t c = (int64_t)blockIdx.x * RMSI_DW_COLS + threadIdx.x;
     float s = 0.0f;
@@ -548,6 +559,7 @@ __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
             tot = __fadd_rn(tot, sm[k][threadIdx.x]);
         dw[c] = tot;
     }
+    RMSI_TLR_STAMP(RMSI_TLR_EXIT);
 }
 
 typedef void (*rmsi_bwd_kernel)(const rmsi_bwd_params);
