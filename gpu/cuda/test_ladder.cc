@@ -121,7 +121,9 @@ static rmsi_shape h200_bwd(int64_t rows, int64_t cols, int cluster, int res, int
 
 /* Session 9's backward rules: clusters of 2 (cl) where S9-1..S9-3 measured
  * them faster, and a persistent grid of a whole number of CTAs an SM when
- * fewer than fit (occ given, as the occupancy API would report it). */
+ * fewer than fit (occ given, as the occupancy API would report it); session
+ * 17's: a full grid of at most 4 row groups a CTA shrinks to the fewest CTAs
+ * that keep that count when that loses at most an eighth of them. */
 static void check_bwd(int64_t rows, int64_t cols, int cluster, int cl, int occ, int64_t grid, int tpr, int rpc)
 {
     const rmsi_shape s = h200_bwd(rows, cols, cluster, 0, 0);
@@ -152,6 +154,7 @@ int main()
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
     check_bwd(4096, 4096, 1, 2, 4, 528, 256, 1);  /* lean: 4 CTAs an SM, 264 partial rows */
+    check_bwd(4096, 2048, 1, 2, 6, 792, 128, 1);  /* 5-6 rows a CTA: the grid is not shrunk (S17-4) */
     check_bwd_lean(4096, 4096, 0, 0, 1, 2);
     check_bwd_lean(4092, 4096, 0, 0, 1, 2); /* 31 rows an SM */
     check_bwd_lean(4091, 4096, 0, 0, 0, 1);
@@ -165,17 +168,19 @@ int main()
     check_bwd_lean(4096, 4096, 0, 1, 0, 1); /* fp16: no lean kernel, no clusters with it */
     /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
      * (512 vectors from 3 an SM), one vector a thread (no clusters) */
-    check_bwd(1024, 4096, 1, 1, 2, 264, 512, 1);
-    check_bwd(1024, 2048, 1, 1, 4, 528, 256, 1);
+    check_bwd(1024, 4096, 1, 1, 2, 256, 512, 1);  /* S17-4: 256 CTAs of 4 rows, not 264 */
+    check_bwd(1024, 2048, 1, 1, 4, 512, 256, 1);  /* 512 of 2 */
     check_bwd(1024, 1024, 1, 1, 6, 528, 128, 1);
     check_bwd(1024, 512, 1, 1, 6, 264, 64, 2);
     check_bwd(1319, 4096, 1, 1, 2, 264, 512, 1);  /* 9.99 rows an SM */
-    check_bwd(396, 4096, 1, 1, 2, 264, 512, 1);   /* 3 an SM */
+    check_bwd(396, 4096, 1, 1, 2, 264, 512, 1);   /* 3 an SM (198 of 2 lost 11%, S17-6) */
     check_bwd(395, 4096, 1, 2, 1, 132, 256, 2);   /* under 3: two rows a CTA, as before */
-    check_bwd(1320, 2048, 1, 1, 4, 528, 128, 1);  /* 10 an SM: 2 vectors */
+    check_bwd(1320, 2048, 1, 1, 4, 528, 128, 1);  /* 10 an SM: 2 vectors (440 of 3: a sixth lost) */
     check_bwd(32768, 8192, 1, 1, 2, 264, 256, 1);
     /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM, 128 x 4 */
-    check_bwd(2048, 4096, 1, 2, 4, 528, 128, 1);
+    check_bwd(2048, 4096, 1, 2, 4, 512, 128, 1);  /* 512 of 4 */
+    check_bwd(1536, 4096, 1, 2, 4, 512, 128, 1);  /* 512 of 3, not 528 (S17-6) */
+    check_bwd(600, 4096, 1, 1, 2, 264, 512, 1);   /* 200 of 3 would lose a quarter: kept */
     check_bwd(1320, 4096, 1, 2, 4, 528, 128, 1);
     check_bwd(2112, 4096, 1, 1, 3, 396, 256, 1);
     check_bwd(2048, 3072, 1, 1, 3, 396, 192, 1);
