@@ -7,8 +7,8 @@
  * blocks of 1024 elements; each block's four accumulators are folded as
  * (a0 + a1) + (a2 + a3) into a running vector total; elements past the last
  * whole 64 go to a fifth accumulator added last; the 16 lanes are folded by
- * halving (bf16 differs in which element goes to which lane:
- * rmsi_row_sumsq_bf16). The order depends only on cols (never on pointer alignment or the
+ * halving (bf16 differs in which element goes to which lane and in the
+ * order within a lane: rmsi_row_sumsq_bf16_pass). The order depends only on cols (never on pointer alignment or the
  * thread count), so the forward and a backward that recomputes rstd get the
  * same bits. Each lane sums at most 16 terms per block and cols / 1024 block
  * totals, so the relative error stays near 1e-6 for the row lengths used in
@@ -85,52 +85,81 @@ RMSI_INLINE void rmsi_h_put(char *hout, char *hb, int64_t j, __m512i b, rmsi_mas
         _mm512_mask_storeu_epi16(hb + (size_t)j * 2u, m, b);
 }
 
-/* bf16: the same blocks, but each 64 elements load as two zmm of 32 in
- * even/odd form (a0: even of the first 32, a1: odd, a2/a3 the second 32), and
- * the tail goes 32 at a time (masked), even then odd, into a4. With hout, h
- * is also stored to hout (and hb) as it goes (the fused add's one sweep over
- * x and r; streaming needs hout 64-byte aligned: no store head here); one
- * loop for both, so the sum has the same bits either way. */
-RMSI_INLINE float rmsi_row_sumsq_bf16_put(const char *x, const char *r, int64_t cols, int hw, char *hout,
-                                          char *hb, int nt)
+/* a + the squares of 32 bf16 (bits b, element order), lane i taking elements
+ * 2i + 1 then 2i: VDPBF16PS (AVX512-BF16) where hw, else the same two
+ * roundings by FMA (a bf16 square is exact in fp32). They differ only where
+ * VDPBF16PS flushes: a square under 2^-126 or a subnormal sum, which only a
+ * row sum under 2^-64 can show (rmsi_row_sumsq_bf16_put then sums again
+ * without it), so both give the same bits. */
+RMSI_INLINE __m512 rmsi_sq_acc(__m512 a, __m512i b, int hw)
+{
+#ifdef __AVX512BF16__
+    if (hw)
+        return _mm512_dpbf16_ps(a, (__m512bh)b, (__m512bh)b);
+#else
+    (void)hw;
+#endif
+    __m512 e, o;
+    rmsi_bf16_eo(b, &e, &o);
+    return _mm512_fmadd_ps(e, e, _mm512_fmadd_ps(o, o, a));
+}
+
+/* bf16: the same blocks of 1024, but each 128 elements go as four vectors of
+ * 32 (element j to lane (j % 32) / 2 of accumulator (j / 32) % 4, odd
+ * element first: rmsi_sq_acc), and the tail 32 at a time (masked) into a4.
+ * With hout, h is also stored to hout (and hb) as it goes (the fused add's
+ * one sweep over x and r; streaming needs hout 64-byte aligned: no store
+ * head here); one loop for both, so the sum has the same bits either way. */
+RMSI_INLINE float rmsi_row_sumsq_bf16_pass(const char *x, const char *r, int64_t cols, int hw, char *hout,
+                                           char *hb, int nt)
 {
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
-    const int64_t c64 = cols & ~(int64_t)63;
+    const int64_t c128 = cols & ~(int64_t)127;
     int64_t j = 0;
 
-    while (j < c64) {
-        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+    while (j < c128) {
+        const int64_t end = (c128 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c128;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (; j < end; j += 64) {
-            __m512 e0, o0, e1, o1;
+        for (; j < end; j += 128) {
             const __m512i b0 = rmsi_h_bits_eo(x, r, j, 0, 1, hw);
             const __m512i b1 = rmsi_h_bits_eo(x, r, j + 32, 0, 1, hw);
+            const __m512i b2 = rmsi_h_bits_eo(x, r, j + 64, 0, 1, hw);
+            const __m512i b3 = rmsi_h_bits_eo(x, r, j + 96, 0, 1, hw);
             if (hout != NULL) {
                 rmsi_h_put(hout, hb, j, b0, 0, 1, nt);
                 rmsi_h_put(hout, hb, j + 32, b1, 0, 1, nt);
+                rmsi_h_put(hout, hb, j + 64, b2, 0, 1, nt);
+                rmsi_h_put(hout, hb, j + 96, b3, 0, 1, nt);
             }
-            rmsi_bf16_eo(b0, &e0, &o0);
-            rmsi_bf16_eo(b1, &e1, &o1);
-            a0 = _mm512_fmadd_ps(e0, e0, a0);
-            a1 = _mm512_fmadd_ps(o0, o0, a1);
-            a2 = _mm512_fmadd_ps(e1, e1, a2);
-            a3 = _mm512_fmadd_ps(o1, o1, a3);
+            a0 = rmsi_sq_acc(a0, b0, hw);
+            a1 = rmsi_sq_acc(a1, b1, hw);
+            a2 = rmsi_sq_acc(a2, b2, hw);
+            a3 = rmsi_sq_acc(a3, b3, hw);
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
     for (; j < cols; j += 32) {
-        __m512 e, o;
         const int64_t n = cols - j;
         const rmsi_mask32 m = rmsi_vmask32(n < 32 ? n : 32);
         const __m512i b = rmsi_h_bits_eo(x, r, j, m, 0, hw);
         if (hout != NULL)
             rmsi_h_put(hout, hb, j, b, m, 0, nt);
-        rmsi_bf16_eo(b, &e, &o);
-        a4 = _mm512_fmadd_ps(e, e, a4);
-        a4 = _mm512_fmadd_ps(o, o, a4);
+        a4 = rmsi_sq_acc(a4, b, hw);
     }
     return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+RMSI_INLINE float rmsi_row_sumsq_bf16_put(const char *x, const char *r, int64_t cols, int hw, char *hout,
+                                          char *hb, int nt)
+{
+    const float ss = rmsi_row_sumsq_bf16_pass(x, r, cols, hw, hout, hb, nt);
+    /* tiny or NaN: the FMA sum, whose subnormals VDPBF16PS would have flushed;
+     * h from hout when stored there (it may have overwritten x or r) */
+    if (hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
+        return hout != NULL ? rmsi_row_sumsq_bf16_pass(hout, NULL, cols, 0, NULL, NULL, 0)
+                            : rmsi_row_sumsq_bf16_pass(x, r, cols, 0, NULL, NULL, 0);
+    return ss;
 }
 
 RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols, int hw)
