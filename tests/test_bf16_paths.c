@@ -16,15 +16,9 @@
 #include <string.h>
 
 #include "rmsnorm.h"
+#include "tests/rng.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static rmst_rng rng = {0x5eed17};
 
 static uint16_t bf16_of(float f)
 {
@@ -37,14 +31,14 @@ static uint16_t bf16_of(float f)
  * zeros with a few tiny values, mixed scales. */
 static float value(int kind)
 {
-    const float f = (float)(next() % 2000001u) / 1000000.0f - 1.0f;
+    const float f = (float)rmst_rng_sym(&rng);
     switch (kind) {
-    case 1: return ldexpf(f, -72 + (int)(next() % 16));
-    case 2: return ldexpf(f, -127 - (int)(next() % 6));
-    case 3: return ldexpf(f, 60 + (int)(next() % 6));
-    case 4: return next() % 61u == 0u ? NAN : f;
-    case 5: return next() % 4u == 0u ? ldexpf(f, -64) : 0.0f;
-    case 6: return ldexpf(f, (int)(next() % 120) - 60);
+    case 1: return ldexpf(f, -72 + (int)(rmst_rng_next(&rng) % 16));
+    case 2: return ldexpf(f, -127 - (int)(rmst_rng_next(&rng) % 6));
+    case 3: return ldexpf(f, 60 + (int)(rmst_rng_next(&rng) % 6));
+    case 4: return rmst_rng_next(&rng) % 61u == 0u ? NAN : f;
+    case 5: return rmst_rng_next(&rng) % 4u == 0u ? ldexpf(f, -64) : 0.0f;
+    case 6: return ldexpf(f, (int)(rmst_rng_next(&rng) % 120) - 60);
     default: return f;
     }
 }
