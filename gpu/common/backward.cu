@@ -162,7 +162,8 @@ __device__ __forceinline__ void rmsi_bwd_weff_of(const rmsi_bwd_params &p, const
     rmsi_slots_get<Q4>(wsm, k, tpr, wf);
 }
 
-/* cl > 1 (config knob cl): the cluster's dw accumulators, every row group
+/* cl > 1 (config knob cl), kernels without a staging area (the staged ones
+ * take rmsi_bwd_push_sum): the cluster's dw accumulators, every row group
  * of its cl CTAs, become one partial row, p.ws row blockIdx.x / cl.
  * CTA `rank` sums the rank-th of cl contiguous pieces of the row; each float4
  * of it is summed over the CTAs in rank order, then the row groups in order,
@@ -216,6 +217,87 @@ __device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, c
     rmsi_cluster_sync(); /* the other CTAs have read this one's accumulators */
 }
 
+/* The staged kernels' cluster sum at cl = 2: the same partial row as
+ * rmsi_bwd_cluster_sum, bit for bit, without its fence. That one's barrier
+ * releases the CTA's accumulators to the other CTA's loads, and a release at
+ * cluster scope is MEMBAR.ALL.GPU in SASS: it waits for the CTA's last dx
+ * stores in a memory system busy with the other CTAs' rows (2 us of the
+ * 4096x4096 backward's critical path, S17-5). Here each CTA pushes the other
+ * its half with st.async, whose bytes are counted on an mbarrier in the
+ * receiver's shared memory, so neither side fences global memory.
+ * CTA `rank` owns the columns of its vector slots k in [rank * NV/2,
+ * (rank + 1) * NV/2), i.e. the float4 slots [rank * H, (rank + 1) * H) of every
+ * thread's accumulators (H = NV/2 * Q4): one run of H * nth float4s, which
+ * lands in the other CTA's staging area (at least 2 * NV * nth uint4s, free
+ * once the rows are done). The sum is over the CTAs in rank order, then the
+ * row groups, as in rmsi_bwd_cluster_sum. bar: 8 bytes of this CTA's shared
+ * memory that nothing uses any more (the row reduction's scratch).
+ * Nothing touches this CTA's shared memory after its wait on bar, so no exit
+ * barrier is needed either. */
+template <typename T, int NV>
+__device__ __forceinline__ void rmsi_bwd_push_sum(const rmsi_bwd_params &p, const float4 *smem4, void *bar)
+{
+    constexpr int Q4 = 4 / (int)sizeof(T); /* float4 slots a vector */
+    constexpr int H = NV / 2 * Q4;         /* float4 slots a CTA owns, per thread */
+    const int tpr = rmsi_ntid_x();
+    const int groups = rmsi_ntid_y();
+    const int nth = tpr * groups;
+    const int j = rmsi_tid_y() * tpr + rmsi_tid_x();
+    const float4 *acc0 = smem4 + (RMSI_BWD_WSM ? NV * Q4 * tpr : 0);
+    const float4 *rcv0 = acc0 + NV * Q4 * nth; /* the staging area */
+    const unsigned rank = rmsi_cluster_rank();
+    const unsigned other = rank ^ 1u;
+    const unsigned data_b = rmsi_smem_addr(bar);
+
+    rmsi_cp_async_wait_all(); /* no copy of this thread's is still landing in the staging area */
+    __syncthreads();          /* nor will any thread read it, or bar's old contents, again */
+    if (j == 0)
+        rmsi_mbar_init(data_b, 1u);
+    /* ptxas issues the init once for the warp (a uniform SYNCS.EXCH), which
+     * racecheck counts as every lane's write: order it before the arrive */
+    __syncwarp();
+    if (j == 0)
+        rmsi_mbar_expect(data_b, (unsigned)(H * 16 * nth));
+    __syncthreads(); /* the barrier is set up before any thread waits on it */
+    /* both CTAs' staging areas are free and their barriers set up
+     * (fence.mbarrier_init publishes the init; the arrive is relaxed: it
+     * orders nothing else, so it waits for no global store) */
+    rmsi_cluster_arrive_relaxed();
+    rmsi_cluster_wait();
+    const unsigned rbar = rmsi_dsm_addr(data_b, other);
+    const unsigned rdst = rmsi_dsm_addr(rmsi_smem_addr(rcv0 + j), other);
+#pragma unroll
+    for (int m = 0; m < H; m++)
+        rmsi_st_async16(rdst + (unsigned)(m * nth * 16), acc0[((int)other * H + m) * nth + j], rbar);
+    rmsi_mbar_wait(data_b, 0u);
+
+    const int nvec = (int)(p.cols / (4 * Q4));
+    const int lo = (int)rank * (NV / 2) * tpr * Q4;
+    const int top = ((int)rank + 1) * (NV / 2) * tpr;
+    const int hi = (top < nvec ? top : nvec) * Q4;
+    float4 *part = reinterpret_cast<float4 *>(p.ws + (int64_t)(rmsi_ctaid_x() / 2) * p.cols);
+    for (int o = lo + j; o < hi; o += nth) {
+        const int i = o / Q4;       /* vector of the row */
+        const int q = o - i * Q4;   /* float4 of the vector */
+        const int k = i / tpr;      /* the owner's vector slot */
+        const int tt = i - k * tpr; /* the owner's column thread */
+        const int own = (k * Q4 + q) * nth + tt;
+        const int got = ((k - (int)rank * (NV / 2)) * Q4 + q) * nth + tt;
+        float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (unsigned r = 0; r < 2u; r++) {
+            const float4 *ra = r == rank ? acc0 + own : rcv0 + got;
+            for (int y = 0; y < groups; y++) {
+                const float4 a = ra[y * tpr];
+                s.x = __fadd_rn(s.x, a.x);
+                s.y = __fadd_rn(s.y, a.y);
+                s.z = __fadd_rn(s.z, a.z);
+                s.w = __fadd_rn(s.w, a.w);
+            }
+        }
+        part[o] = s;
+    }
+}
+
 /* Dynamic shared memory of rmsi_bwd_reg (rmsi_bwd_reg_smem):
  * - with RMSI_BWD_WSM, the CTA's weff row (w + w_off, or 1) in fp32, filled
  *   once by row group 0: each row reads it twice, and loading, widening and
@@ -230,15 +312,21 @@ __device__ __forceinline__ void rmsi_bwd_cluster_sum(const rmsi_bwd_params &p, c
  *   SM throughput in ncu, docs/perf/h200.md session 3).
  * - ST: the staged row, x, dy [, dres] (rmsi_bwd_stage*).
  * Offsets are constants times tpr or nthreads. */
-template <typename T, typename W, int NV, bool ST, bool LEAN = false>
+template <typename T, typename W, int NV, bool ST, bool LEAN = false, bool PUSH = false>
 __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) rmsi_bwd_reg(const rmsi_bwd_params p)
 {
     RMSI_TL_STAMP(RMSI_TL_ENTRY);
     rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
     RMSI_TL_STAMP(RMSI_TL_WAITED);
     constexpr int VEC = 16 / (int)sizeof(T);
-    extern __shared__ float4 rmsi_bwd_smem4[]; /* float4: 16-byte aligned */
-    __shared__ float red[RMSI_MAX_WARPS];
+    /* 128-byte aligned: a warp's 16-byte accesses to it (512 contiguous
+     * bytes) then take 4 shared-memory wavefronts, not 5. It follows the
+     * static variables, which are 128 bytes: 8 more (an mbarrier) made every
+     * kernel of the st.async cluster sum 3-13% slower (S18-1..S18-3). */
+    extern __shared__ __align__(128) float4 rmsi_bwd_smem4[];
+    __shared__ __align__(8) float red[RMSI_MAX_WARPS];
+    /* cl = 2 with a staging area: the cluster sum by st.async */
+    constexpr bool PUSHK = PUSH && RMSI_HAVE_CLUSTER && ST && NV % 2 == 0;
     const int t = (int)threadIdx.x;
     const int tpr = (int)blockDim.x;
     const int nvec = (int)(p.cols / VEC); /* <= NV * tpr on this path */
@@ -432,7 +520,10 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
     }
     RMSI_TL_STAMP(RMSI_TL_ROWS);
     RMSI_TL_SM();
-    if (RMSI_HAVE_CLUSTER && p.ws && p.cl > 1) {
+    if constexpr (PUSHK) { /* launched only with cl = 2 (rmsi_bwd_pick) */
+        if (p.ws)
+            rmsi_bwd_push_sum<T, NV>(p, rmsi_bwd_smem4, red);
+    } else if (RMSI_HAVE_CLUSTER && p.ws && p.cl > 1) {
         rmsi_bwd_cluster_sum<T, NV>(p, rmsi_bwd_smem4);
     } else if (acc) {
         float *part = p.ws + ((int64_t)blockIdx.x * blockDim.y + threadIdx.y) * p.cols;
@@ -564,6 +655,18 @@ __global__ void __launch_bounds__(RMSI_DW_COLS *RMSI_DW_SLICES)
 
 typedef void (*rmsi_bwd_kernel)(const rmsi_bwd_params);
 
+/* A staged kernel: at cl = 2 the instance with the st.async cluster sum
+ * (rmsi_bwd_push_sum; its own instance, so the others' code is unchanged). */
+template <typename T, typename W, int NV, bool LEAN>
+rmsi_bwd_kernel rmsi_bwd_staged(const rmsi_config *c)
+{
+    if constexpr (RMSI_HAVE_CLUSTER) {
+        if (c->cl == 2)
+            return rmsi_bwd_reg<T, W, NV, true, LEAN, true>;
+    }
+    return rmsi_bwd_reg<T, W, NV, true, LEAN>;
+}
+
 template <typename T, typename W>
 rmsi_bwd_kernel rmsi_bwd_pick(const rmsi_config *c)
 {
@@ -574,10 +677,10 @@ rmsi_bwd_kernel rmsi_bwd_pick(const rmsi_config *c)
     case 2:
         if constexpr (RMSI_HAVE_LEAN && !std::is_same<T, rmsi_f16>::value) {
             if (c->stage && c->lean)
-                return rmsi_bwd_reg<T, W, 2, true, true>;
+                return rmsi_bwd_staged<T, W, 2, true>(c);
         }
-        return c->stage ? rmsi_bwd_reg<T, W, 2, true> : rmsi_bwd_reg<T, W, 2, false>;
-    case 4: return c->stage ? rmsi_bwd_reg<T, W, 4, true> : rmsi_bwd_reg<T, W, 4, false>;
+        return c->stage ? rmsi_bwd_staged<T, W, 2, false>(c) : rmsi_bwd_reg<T, W, 2, false>;
+    case 4: return c->stage ? rmsi_bwd_staged<T, W, 4, false>(c) : rmsi_bwd_reg<T, W, 4, false>;
     default: return nullptr;
     }
 }

@@ -95,6 +95,7 @@ __device__ __forceinline__ int rmsi_tid_x() { return (int)threadIdx.x; }
 __device__ __forceinline__ int rmsi_ntid_x() { return (int)blockDim.x; }
 __device__ __forceinline__ int rmsi_ntid_y() { return (int)blockDim.y; }
 __device__ __forceinline__ int rmsi_tid_y() { return (int)threadIdx.y; }
+__device__ __forceinline__ int rmsi_ctaid_x() { return (int)blockIdx.x; }
 /* No thread block clusters: the ladder keeps cl = 1, and these are never
  * reached with more than one CTA a cluster. */
 #define RMSI_HAVE_CLUSTER 0
@@ -106,6 +107,15 @@ __device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
     (void)rank;
     return p;
 }
+/* ... nor their shared-memory messages (never called: cl = 1). */
+__device__ __forceinline__ unsigned rmsi_smem_addr(const void *p) { return (unsigned)(uintptr_t)p; }
+__device__ __forceinline__ unsigned rmsi_dsm_addr(unsigned a, unsigned rank) { return a + 0u * rank; }
+__device__ __forceinline__ void rmsi_mbar_init(unsigned a, unsigned count) { (void)a, (void)count; }
+__device__ __forceinline__ void rmsi_cluster_arrive_relaxed() {}
+__device__ __forceinline__ void rmsi_cluster_wait() {}
+__device__ __forceinline__ void rmsi_mbar_expect(unsigned a, unsigned bytes) { (void)a, (void)bytes; }
+__device__ __forceinline__ void rmsi_mbar_wait(unsigned a, unsigned parity) { (void)a, (void)parity; }
+__device__ __forceinline__ void rmsi_st_async16(unsigned ra, float4 v, unsigned rbar) { (void)ra, (void)v, (void)rbar; }
 template <typename... K, typename... A>
 static inline rmsi_error_t rmsi_launch_kc(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
                                           int cl, A... args)
@@ -279,6 +289,7 @@ RMSI_SREG_READ(rmsi_tid_x, "tid.x")
 RMSI_SREG_READ(rmsi_tid_y, "tid.y")
 RMSI_SREG_READ(rmsi_ntid_x, "ntid.x")
 RMSI_SREG_READ(rmsi_ntid_y, "ntid.y")
+RMSI_SREG_READ(rmsi_ctaid_x, "ctaid.x")
 #undef RMSI_SREG_READ
 /* Thread block clusters (sm_90+): the CTAs of a cluster run at once on one
  * GPC and can read each other's shared memory. rmsi_cluster_sync is the
@@ -314,6 +325,89 @@ __device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
 #else
     (void)rank;
     return p;
+#endif
+}
+/* Shared-memory messages between the CTAs of a cluster (sm_90+), for where
+ * rmsi_cluster_sync is too strong: its release is MEMBAR.ALL.GPU in SASS,
+ * which waits for every global store the thread still has in flight (the
+ * dx stores of its last rows: 2 us of the 4096x4096 backward's critical
+ * path, S17-5). An mbarrier in a CTA's shared memory counts arrivals and
+ * bytes; st.async writes 16 bytes into another CTA's shared memory and counts
+ * them on that CTA's mbarrier, so the receiver reads them after its wait
+ * with no fence on either side. Addresses are shared-window addresses:
+ * rmsi_smem_addr of this CTA's variable, rmsi_dsm_addr of the same variable
+ * in CTA `rank`. rmsi_mbar_init's fence and a cluster arrive (relaxed: it
+ * orders nothing else) publish the barriers; a CTA touches another's only
+ * after rmsi_cluster_wait. */
+__device__ __forceinline__ unsigned rmsi_smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned rmsi_dsm_addr(unsigned a, unsigned rank)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+#else
+    (void)rank;
+    return a;
+#endif
+}
+__device__ __forceinline__ void rmsi_mbar_init(unsigned a, unsigned count)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n\tfence.mbarrier_init.release.cluster;" ::"r"(a),
+                 "r"(count)
+                 : "memory");
+#else
+    (void)a, (void)count;
+#endif
+}
+__device__ __forceinline__ void rmsi_cluster_arrive_relaxed()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void rmsi_cluster_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+#endif
+}
+/* One arrival on this CTA's barrier that also expects `bytes` of st.async. */
+__device__ __forceinline__ void rmsi_mbar_expect(unsigned a, unsigned bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 _, [%0], %1;" ::"r"(a), "r"(bytes)
+                 : "memory");
+#else
+    (void)a, (void)bytes;
+#endif
+}
+/* Wait until phase `parity` of this CTA's barrier completes. */
+__device__ __forceinline__ void rmsi_mbar_wait(unsigned a, unsigned parity)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}"
+                     : "=r"(done)
+                     : "r"(a), "r"(parity)
+                     : "memory");
+#else
+    (void)a, (void)parity;
+#endif
+}
+/* 16 bytes into another CTA's shared memory (ra), counted on its barrier rbar. */
+__device__ __forceinline__ void rmsi_st_async16(unsigned ra, float4 v, unsigned rbar)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(ra),
+                 "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
+                 "r"(__float_as_uint(v.w)), "r"(rbar)
+                 : "memory");
+#else
+    (void)ra, (void)v, (void)rbar;
 #endif
 }
 /* cl > 1: launched as clusters of cl CTAs along x (g.x a multiple of cl). */

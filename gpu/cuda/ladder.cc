@@ -374,7 +374,11 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * the CTAs, 792 (396 partial rows). Wider row groups lost 0.5-3.5%
          * (4096x4096 33.4 -> 34.4, 4096x5120 41.2 -> 42.6; full occupancy
          * already, and the cluster barrier at the end costs), as did rows
-         * of under 8 a CTA (1024x2048 10.5 -> 11.2). */
+         * of under 8 a CTA (1024x2048 10.5 -> 11.2). Those were measured
+         * with the fenced cluster sum; the staged kernels' st.async one
+         * (S18) made every clustered cell 0.1-4% faster, and cl=2 pinned on
+         * six 4-vector cells of a CTA a row group was still no gain
+         * (-0.6% to +1.3%, S18-5). */
         c.cl = 2;
     if (!fwd && c.path == RMSI_PATH_REG && c.nv == 2 && c.stage && !s->res && s->esz == 2 && !s->f16 &&
         (s->rows >= 48LL * s->sms || (c.tpr == 256 && s->rows >= 31LL * s->sms))) {
