@@ -255,7 +255,7 @@ __device__ __forceinline__ void rmsi_bwd_push_sum(const rmsi_bwd_params &p, cons
         rmsi_mbar_init(data_b, 1u);
     /* ptxas issues the init once for the warp (a uniform SYNCS.EXCH), which
      * racecheck counts as every lane's write: order it before the arrive */
-    __syncwarp();
+    rmsi_syncwarp();
     if (j == 0)
         rmsi_mbar_expect(data_b, (unsigned)(H * 16 * nth));
     __syncthreads(); /* the barrier is set up before any thread waits on it */
@@ -319,12 +319,11 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
     rmsi_pdl_wait(); /* the dependents' launch at exit (vendor.h) */
     RMSI_TL_STAMP(RMSI_TL_WAITED);
     constexpr int VEC = 16 / (int)sizeof(T);
-    /* 128-byte aligned: a warp's 16-byte accesses to it (512 contiguous
-     * bytes) then take 4 shared-memory wavefronts, not 5. It follows the
-     * static variables, which are 128 bytes: 8 more (an mbarrier) made every
-     * kernel of the st.async cluster sum 3-13% slower (S18-1..S18-3). */
-    extern __shared__ __align__(128) float4 rmsi_bwd_smem4[];
-    __shared__ __align__(8) float red[RMSI_MAX_WARPS];
+    /* Aligned (vendor.h): on CUDA it follows the static variables, 128
+     * bytes, and 8 more (an mbarrier) once made every kernel of the
+     * st.async cluster sum 3-13% slower (S18-1..S18-3). */
+    extern __shared__ __attribute__((aligned(RMSI_DSMEM_ALIGN))) float4 rmsi_bwd_smem4[];
+    __shared__ __attribute__((aligned(8))) float red[RMSI_MAX_WARPS];
     /* cl = 2 with a staging area: the cluster sum by st.async */
     constexpr bool PUSHK = PUSH && RMSI_HAVE_CLUSTER && ST && NV % 2 == 0;
     const int t = (int)threadIdx.x;

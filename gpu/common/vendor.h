@@ -116,6 +116,9 @@ __device__ __forceinline__ void rmsi_cluster_wait() {}
 __device__ __forceinline__ void rmsi_mbar_expect(unsigned a, unsigned bytes) { (void)a, (void)bytes; }
 __device__ __forceinline__ void rmsi_mbar_wait(unsigned a, unsigned parity) { (void)a, (void)parity; }
 __device__ __forceinline__ void rmsi_st_async16(unsigned ra, float4 v, unsigned rbar) { (void)ra, (void)v, (void)rbar; }
+__device__ __forceinline__ void rmsi_syncwarp() {}
+/* Alignment of the backward's dynamic shared memory (the CUDA branch says why). */
+#define RMSI_DSMEM_ALIGN 16
 template <typename... K, typename... A>
 static inline rmsi_error_t rmsi_launch_kc(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
                                           int cl, A... args)
@@ -398,6 +401,12 @@ __device__ __forceinline__ void rmsi_mbar_wait(unsigned a, unsigned parity)
     (void)a, (void)parity;
 #endif
 }
+/* The backward's dynamic shared memory is read and written 16 bytes a
+ * thread, 512 contiguous bytes a warp: 4 shared-memory wavefronts from a
+ * 128-byte boundary, 5 from elsewhere (S18-1..S18-3, docs/perf/h200.md). */
+#define RMSI_DSMEM_ALIGN 128
+/* The warp's lanes' shared-memory accesses before it precede those after. */
+__device__ __forceinline__ void rmsi_syncwarp() { __syncwarp(); }
 /* 16 bytes into another CTA's shared memory (ra), counted on its barrier rbar. */
 __device__ __forceinline__ void rmsi_st_async16(unsigned ra, float4 v, unsigned rbar)
 {
