@@ -186,10 +186,9 @@ RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_
 
 /* The simple bf16 y sweep over [j0, j1) with no weight or a bf16 weight: the
  * even/odd form halves its vector operations (docs/perf/cpu.md). */
-RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t j0,
-                                   int64_t j1, __m512 rs, int nt, int wk, int hw)
+RMSI_INLINE void rmsi_fwd_store_eo_run(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j0, int64_t j1,
+                                       __m512 rs, int nt, int wk, int hw)
 {
-    const rmsi_fwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
     int64_t j = j0;
 
     if (w->nx != NULL) {
@@ -197,14 +196,31 @@ RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w,
             _mm_prefetch(w->nx + (size_t)j * 2u, _MM_HINT_T1);
             if (w->nr != NULL)
                 _mm_prefetch(w->nr + (size_t)j * 2u, _MM_HINT_T1);
-            rmsi_fwd_eo1(&k, w, j, 0, 1, rs, nt, wk, hw);
+            rmsi_fwd_eo1(k, w, j, 0, 1, rs, nt, wk, hw);
         }
     } else {
         for (; j + 32 <= j1; j += 32)
-            rmsi_fwd_eo1(&k, w, j, 0, 1, rs, nt, wk, hw);
+            rmsi_fwd_eo1(k, w, j, 0, 1, rs, nt, wk, hw);
     }
     if (j < j1)
-        rmsi_fwd_eo1(&k, w, j, rmsi_vmask32(j1 - j), 0, rs, 0, wk, hw);
+        rmsi_fwd_eo1(k, w, j, rmsi_vmask32(j1 - j), 0, rs, 0, wk, hw);
+}
+
+RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t j0,
+                                   int64_t j1, __m512 rs, int nt, int wk, int hw)
+{
+    const rmsi_fwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+
+    if (w->hr == NULL) {
+        /* no residual to add (the plain forward; the fused add's y sweep,
+         * which reads its stack copy of h): a copy whose hr the compiler
+         * sees is NULL, so the loop tests nothing for it */
+        rmsi_fwd_row w0 = *w;
+        w0.hr = NULL;
+        rmsi_fwd_store_eo_run(&k, &w0, j0, j1, rs, nt, wk, hw);
+    } else {
+        rmsi_fwd_store_eo_run(&k, w, j0, j1, rs, nt, wk, hw);
+    }
 }
 
 /* Columns [j0, j1) of the y/q sweep. */
