@@ -200,7 +200,8 @@ RMSI_INLINE __m512i rmsi_bf16_pack_eo(__m512 e, __m512 o, int hw)
 #ifdef __AVX512BF16__
     if (hw) {
         /* KORTESTW: the two masks' OR tested without moving them to GPRs */
-        if (__builtin_expect(_kortestz_mask16_u8(_mm512_fpclass_ps_mask(e, 0x20), _mm512_fpclass_ps_mask(o, 0x20)), 1)) {
+        const __mmask16 se = _mm512_fpclass_ps_mask(e, 0x20), so = _mm512_fpclass_ps_mask(o, 0x20);
+        if (__builtin_expect(_kortestz_mask16_u8(se, so), 1)) {
             /* words 0-15: e's, 16-31: o's; word k of the result is e[k/2] or o[k/2] */
             const __m512i idx = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10,
                                                  25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3,

@@ -109,7 +109,11 @@ __device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
 }
 /* ... nor their shared-memory messages (never called: cl = 1). */
 __device__ __forceinline__ unsigned rmsi_smem_addr(const void *p) { return (unsigned)(uintptr_t)p; }
-__device__ __forceinline__ unsigned rmsi_dsm_addr(unsigned a, unsigned rank) { return a + 0u * rank; }
+__device__ __forceinline__ unsigned rmsi_dsm_addr(unsigned a, unsigned rank)
+{
+    (void)rank;
+    return a;
+}
 __device__ __forceinline__ void rmsi_mbar_init(unsigned a, unsigned count) { (void)a, (void)count; }
 __device__ __forceinline__ void rmsi_cluster_arrive_relaxed() {}
 __device__ __forceinline__ void rmsi_cluster_wait() {}
