@@ -26,6 +26,8 @@ extern "C" {
 
 #define RMSNORM_BACKEND_ABI_MAJOR 1u
 #define RMSNORM_BACKEND_ABI_MINOR 0u
+/* The longest config text of config_describe / config_enumerate, plus one. */
+#define RMSNORM_CONFIG_TEXT_MAX 128
 
 /* Bandwidth probes the benchmark runs to measure the roofline. "_NT" variants
  * use non-temporal (streaming) stores where the backend has them. */
@@ -91,7 +93,9 @@ struct rmsnorm_backend {
      * string (same syntax as the backend's environment override) pins one.
      * config_describe writes the config the heuristic (or the pin) would use
      * for this op and shape; config_enumerate writes the idx-th config of the
-     * search space, RMSNORM_ERR_BAD_ARGUMENT past the end. */
+     * search space, RMSNORM_ERR_BAD_ARGUMENT past the end. A config's text
+     * fits RMSNORM_CONFIG_TEXT_MAX bytes, its terminator included; a smaller
+     * buffer may fail the call. */
     rmsnorm_status (*config_set)(const char *spec);
     rmsnorm_status (*config_describe)(rmsnorm_op op, int64_t rows, int64_t cols, rmsnorm_dtype dtype,
                                       char *buf, size_t n);

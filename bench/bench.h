@@ -20,6 +20,11 @@
 #define RMSI_BENCH_MAX_SHAPES 96
 #define RMSI_BENCH_PROBE_KINDS 6   /* RMSNORM_PROBE_COPY .. RMSNORM_PROBE_R2W1_NT */
 #define RMSI_BENCH_DRIFT_LIMIT 0.03
+/* A backend's config text (config_describe, config_enumerate). The CUDA
+ * plugin's register config is 71 characters since the backward's cl and lean
+ * knobs; at 64 bytes every describe and enumerate call failed for lack of
+ * room, and --config-search printed "?" and searched nothing (found in S19). */
+#define RMSI_BENCH_CFG_LEN RMSNORM_CONFIG_TEXT_MAX
 
 /* A measurement hook of the table, or NULL when the backend does not provide it
  * or was built against a table too old to have the slot. */
@@ -192,9 +197,10 @@ typedef struct rmsi_bench_cell {
     double round_ratio;    /* median of per-round kernel GB/s / probe GB/s; < 0: none */
     rmsi_bench_summary round_probe_gbps;
     double shape_ratio;    /* GB/s / the opening probe of round_probe's kind; < 0: none */
-    char cfg_heur[64];     /* --config-search */
-    char cfg_best[64];
+    char cfg_heur[RMSI_BENCH_CFG_LEN]; /* --config-search */
+    char cfg_best[RMSI_BENCH_CFG_LEN];
     double cfg_ratio;      /* heuristic median / best median; 0 = not searched */
+    int cfg_searched;      /* configs timed by --config-search */
 } rmsi_bench_cell;
 
 /* Environment of the run, printed in every output. */

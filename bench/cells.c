@@ -612,17 +612,24 @@ static void config_search(const rmsi_bench_ctx *c, const plan *pl, cell_mem *m, 
         (void)snprintf(cell->cfg_heur, sizeof cell->cfg_heur, "n/a (no config hooks)");
         return;
     }
-    if (cset(NULL) != RMSNORM_OK ||
-        cdesc(op, pl->rows, pl->cols, pl->t, cell->cfg_heur, sizeof cell->cfg_heur) != RMSNORM_OK)
+    rmsnorm_status st = cset(NULL);
+    if (st == RMSNORM_OK)
+        st = cdesc(op, pl->rows, pl->cols, pl->t, cell->cfg_heur, sizeof cell->cfg_heur);
+    if (st != RMSNORM_OK) {
         (void)snprintf(cell->cfg_heur, sizeof cell->cfg_heur, "?");
+        (void)fprintf(stderr, "rmsnorm-bench: warning: config_describe failed (%s)\n", rmsnorm_status_string(st));
+    }
     (void)snprintf(cell->cfg_best, sizeof cell->cfg_best, "%s", cell->cfg_heur);
     for (int idx = 0; idx < 4096; idx++) {
-        char spec[64];
+        char spec[RMSI_BENCH_CFG_LEN];
         rmsi_bench_cell probe_cell = *cell;
         timing tm;
         int calls = 1;
-        if (cenum(op, pl->rows, pl->cols, pl->t, idx, spec, sizeof spec) != RMSNORM_OK)
+        if (cenum(op, pl->rows, pl->cols, pl->t, idx, spec, sizeof spec) != RMSNORM_OK) {
+            if (idx == 0) /* an empty search space is a fault, not a result */
+                (void)fprintf(stderr, "rmsnorm-bench: warning: config_enumerate listed no config\n");
             break;
+        }
         if (cset(spec) != RMSNORM_OK)
             continue;
         probe_cell.verdict = RMSI_BENCH_OK;
@@ -631,6 +638,7 @@ static void config_search(const rmsi_bench_ctx *c, const plan *pl, cell_mem *m, 
         if (calibrate(c, w, &calls) != RMSNORM_OK ||
             time_samples(c, w, calls, RMSNORM_PROBE_COPY, 0.0, &tm) != RMSNORM_OK)
             continue;
+        cell->cfg_searched++;
         if (tm.t.median < best) {
             best = tm.t.median;
             (void)snprintf(cell->cfg_best, sizeof cell->cfg_best, "%s", spec);

@@ -339,6 +339,8 @@ static void json_cell(FILE *f, const rmsi_bench_cell *c, int suspect)
     (void)fputs(", ", f);
     json_num(f, "cfg_gain", c->cfg_ratio, c->cfg_ratio > 0.0);
     (void)fputs(", ", f);
+    json_num(f, "cfg_searched", (double)c->cfg_searched, c->cfg_ratio > 0.0);
+    (void)fputs(", ", f);
     json_kv(f, "note", c->note);
     (void)fputs("}", f);
 }
