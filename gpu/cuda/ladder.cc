@@ -214,11 +214,59 @@ static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
  * at 512 and 256 rows (2.7 and 2.2 us), at 4096 rows (2 us; the rule above
  * takes 16 an SM and more), at 3072 columns (384 vectors: a quarter of the
  * 4-vector slots idle, 1-1.6 us), and without clusters (0.7-1.6 us). fp32
- * rows of 512 vectors (2048 columns) were not measured. */
+ * rows of 512 vectors (2048 columns) were not measured. Since S19 bf16 rows
+ * without a residual gradient take rmsi_bwd_lean_mid's config instead where
+ * clusters exist. */
 static int rmsi_bwd_mid512(const rmsi_shape *s)
 {
     return s->op == RMSI_OP_BWD && s->esz == 2 && rmsi_nvec(s) == 512 && s->rows >= 10LL * s->sms &&
            s->rows < 16LL * s->sms;
+}
+
+/* Backward, bf16 rows of 256 or 512 vectors (2048 or 4096 columns), no
+ * residual gradient, at mid row counts: the lean staged kernel (64
+ * registers, 4 CTAs of 256 threads an SM) with clusters of 2, whose dw sum
+ * has been st.async pushes since S18. The rules it replaces there (one
+ * vector a thread under 10 rows an SM, 128 x 4 from 10 to 16, 256 x 2 at 80
+ * registers to 31; 128 x 2 at 2048 columns) were measured before the push
+ * sum; `rmsnorm-bench --config-search` found these configs 6.7% and 10.5%
+ * faster at 4096x2048 and 2048x4096 (S19-7), and pinned against the ladder,
+ * alternated twice (S19-8, S19-9, us):
+ * - 512 vectors, 256 x 2, one row a CTA: 1024x4096 13.46 -> 13.10, 1320x4096
+ *   16.40 -> 14.70, 1536x4096 18.27 -> 16.26, 2048x4096 21.43 -> 19.42,
+ *   3072x4096 27.35 -> 25.75 (4096 rows, 31 an SM, had it already);
+ * - 256 vectors, 128 x 2, two rows a CTA (cache=3 as searched; the cache
+ *   knob moved 4096x2048 by 0.05 us at most in S19-6): 1320x2048 10.65 ->
+ *   10.32, 2048x2048 13.72 -> 12.52, 4096x2048 19.96 -> 18.72, 8192x2048
+ *   30.70 -> 30.58 (48+ rows an SM keep one row a CTA: 16384x2048 53.83 ->
+ *   53.98 pinned); 1024x2048 lost, 8.52 -> 10.19 (its one-vector rule stays).
+ * Not measured, unchanged: fp16 (no lean kernel), fp32, a residual gradient,
+ * other widths, under 7.75 rows an SM at 4096 columns. */
+static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    rmsi_config m = *c;
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || c->path != RMSI_PATH_REG)
+        return;
+    if (nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 31LL * s->sms) {
+        m.tpr = 256;
+        m.rpc = 1;
+        m.cache = 1;
+    } else if (nvec == 256 && s->rows >= 10LL * s->sms && s->rows < 48LL * s->sms) {
+        m.tpr = 128;
+        m.rpc = 2;
+        m.cache = 3;
+    } else {
+        return;
+    }
+    m.vec = 16;
+    m.nv = rmsi_nv_for(s, m.tpr);
+    m.cps = 0;
+    m.stage = 1;
+    m.cl = 2;
+    m.lean = 1;
+    if (m.nv == 2 && rmsi_config_valid(s, &m))
+        *c = m;
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
@@ -336,7 +384,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * 15.06 -> 14.44, 1280x4096 17.30 -> 16.66; 256x4096 lost, 8.10
              * -> 8.35, hence 3 rows an SM at 512 vectors; 1536x2048 gained
              * 3%, 2048x2048 lost 1.8%; 512 vectors from 10 an SM are
-             * rmsi_bwd_mid512's) */
+             * rmsi_bwd_mid512's; bf16 from 7.75 rows an SM at 512 vectors
+             * and from 10 at 256: rmsi_bwd_lean_mid, S19) */
             nv = 1;
         c.cps = 0;
         c.cache = 1;
@@ -399,6 +448,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         if (c.tpr == 256 && s->cluster)
             c.cl = 2;
     }
+    rmsi_bwd_lean_mid(s, &c);
     *out = c;
 }
 

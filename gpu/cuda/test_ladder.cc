@@ -154,13 +154,19 @@ int main()
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
     check_bwd(4096, 4096, 1, 2, 4, 528, 256, 1);  /* lean: 4 CTAs an SM, 264 partial rows */
-    check_bwd(4096, 2048, 1, 2, 6, 792, 128, 1);  /* 5-6 rows a CTA: the grid is not shrunk (S17-4) */
+    check_bwd(4096, 2048, 1, 2, 4, 512, 128, 2);  /* S19: lean, two rows a CTA (512 of 4 pairs) */
     check_bwd_lean(4096, 4096, 0, 0, 1, 2);
     check_bwd_lean(4092, 4096, 0, 0, 1, 2); /* 31 rows an SM */
-    check_bwd_lean(4091, 4096, 0, 0, 0, 1);
+    check_bwd_lean(4091, 4096, 0, 0, 1, 2); /* S19: the lean kernel from 7.75 rows an SM */
+    check_bwd_lean(1023, 4096, 0, 0, 1, 2);
+    check_bwd_lean(1022, 4096, 0, 0, 0, 1); /* one vector a thread (S15) */
+    check_bwd_lean(2048, 4096, 1, 0, 0, 2); /* residual gradient: S10's 128 x 4 */
+    check_bwd_lean(2048, 4096, 0, 1, 0, 2); /* fp16: S10's 128 x 4 */
     check_bwd_lean(8192, 4096, 0, 0, 1, 2);
     check_bwd_lean(6336, 2048, 0, 0, 1, 2); /* 48 rows an SM (128 threads: clusters already) */
-    check_bwd_lean(6335, 2048, 0, 0, 0, 2);
+    check_bwd_lean(6335, 2048, 0, 0, 1, 2); /* S19: two rows a CTA from 10 rows an SM */
+    check_bwd_lean(1320, 2048, 0, 0, 1, 2);
+    check_bwd_lean(1319, 2048, 0, 0, 0, 1); /* one vector a thread (S15) */
     check_bwd_lean(16384, 2048, 0, 0, 1, 2);
     check_bwd_lean(16384, 2048, 1, 0, 0, 2); /* residual gradient: not measured, unchanged */
     check_bwd_lean(32768, 8192, 0, 0, 0, 1); /* 4 vectors */
@@ -168,21 +174,26 @@ int main()
     check_bwd_lean(4096, 4096, 0, 1, 0, 1); /* fp16: no lean kernel, no clusters with it */
     /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
      * (512 vectors from 3 an SM), one vector a thread (no clusters) */
-    check_bwd(1024, 4096, 1, 1, 2, 256, 512, 1);  /* S17-4: 256 CTAs of 4 rows, not 264 */
+    check_bwd(1024, 4096, 1, 2, 4, 512, 256, 1);  /* S19: lean, 512 CTAs of 2 rows */
+    check_bwd(1024, 4096, 0, 1, 2, 256, 512, 1);  /* no clusters: S15's, 256 CTAs of 4 rows (S17-4) */
     check_bwd(1024, 2048, 1, 1, 4, 512, 256, 1);  /* 512 of 2 */
     check_bwd(1024, 1024, 1, 1, 6, 528, 128, 1);
     check_bwd(1024, 512, 1, 1, 6, 264, 64, 2);
-    check_bwd(1319, 4096, 1, 1, 2, 264, 512, 1);  /* 9.99 rows an SM */
+    check_bwd(1319, 4096, 1, 2, 4, 528, 256, 1);  /* 9.99 rows an SM */
     check_bwd(396, 4096, 1, 1, 2, 264, 512, 1);   /* 3 an SM (198 of 2 lost 11%, S17-6) */
     check_bwd(395, 4096, 1, 2, 1, 132, 256, 2);   /* under 3: two rows a CTA, as before */
-    check_bwd(1320, 2048, 1, 1, 4, 528, 128, 1);  /* 10 an SM: 2 vectors (440 of 3: a sixth lost) */
+    check_bwd(1320, 2048, 1, 2, 4, 528, 128, 2);  /* 10 an SM: S19's two rows a CTA */
+    check_bwd(1320, 2048, 0, 1, 4, 528, 128, 1);  /* no clusters: 2 vectors (440 of 3: a sixth lost) */
     check_bwd(32768, 8192, 1, 1, 2, 264, 256, 1);
-    /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM, 128 x 4 */
-    check_bwd(2048, 4096, 1, 2, 4, 512, 128, 1);  /* 512 of 4 */
-    check_bwd(1536, 4096, 1, 2, 4, 512, 128, 1);  /* 512 of 3, not 528 (S17-6) */
+    /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM,
+     * 128 x 4; since S19 only without clusters, for fp16 or with a residual
+     * gradient (bf16 takes the lean 256 x 2 with clusters) */
+    check_bwd(2048, 4096, 1, 2, 4, 512, 256, 1);  /* S19: lean 256 x 2, 512 of 4 */
+    check_bwd(2048, 4096, 0, 1, 4, 512, 128, 1);  /* no clusters: 128 x 4 */
+    check_bwd(1536, 4096, 1, 2, 4, 512, 256, 1);  /* 512 of 3, not 528 (S17-6) */
     check_bwd(600, 4096, 1, 1, 2, 264, 512, 1);   /* 200 of 3 would lose a quarter: kept */
-    check_bwd(1320, 4096, 1, 2, 4, 528, 128, 1);
-    check_bwd(2112, 4096, 1, 1, 3, 396, 256, 1);
+    check_bwd(1320, 4096, 1, 2, 4, 528, 256, 1);
+    check_bwd(2112, 4096, 1, 2, 4, 528, 256, 1);
     check_bwd(2048, 3072, 1, 1, 3, 396, 192, 1);
 
     /* session 7 (S7-4, S7-5): from 64 rows an SM without fp8 output the
