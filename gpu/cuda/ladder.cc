@@ -241,21 +241,49 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
  *   30.70 -> 30.58 (48+ rows an SM keep one row a CTA: 16384x2048 53.83 ->
  *   53.98 pinned); 1024x2048 lost, 8.52 -> 10.19 (its one-vector rule stays).
  * Not measured, unchanged: fp16 (no lean kernel), fp32, a residual gradient,
- * other widths, under 7.75 rows an SM at 4096 columns. */
+ * other widths, under 7.75 rows an SM at 4096 columns.
+ * Wider bf16 rows since S20 (S20-4, S20-5): the same lean kernel at two
+ * vectors a thread where the ladder gave 4 vectors at 80 or 128 registers.
+ * `rmsnorm-bench --config-search` (S20-4) found it 5-13% faster than the
+ * ladder at 1024x8192, 4096x8192, 1024x5120 and 4096x5120; pinned against
+ * the ladder (S20-5, one alternation; us):
+ * - 1024 vectors (8192 columns), 512 x 2, clusters of 2: 1024x8192 24.09 ->
+ *   21.46, 2048x8192 36.33 -> 33.86, 4096x8192 59.95 -> 56.94, 8192x8192
+ *   106.99 -> 103.25, 16384x8192 200.88 -> 196.25;
+ * - 640 vectors (5120 columns), 320 x 2, no cluster: 2048x5120 25.01 ->
+ *   24.02, 4096x5120 40.94 -> 38.62, 8192x5120 70.20 -> 67.77, 16384x5120
+ *   129.44 -> 126.35; 1024x5120 lost at 320 x 2 (15.84 -> 16.45, and 15.82 ->
+ *   16.9 in S16-2), and the search found 512 x 2 there 6.2% faster than the
+ *   ladder (a third of its threads hold one vector), the config taken under
+ *   15.5 rows an SM (searched only, not pinned).
+ * 32768 rows and more (the 4-vector kernel at 93% of the roofline at
+ * 32768x8192) were not measured and keep the ladder's config, as do fp16,
+ * fp32, a residual gradient and 8192 columns without clusters. */
 static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
     rmsi_config m = *c;
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || c->path != RMSI_PATH_REG)
+    m.cl = 2;
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || c->path != RMSI_PATH_REG)
         return;
-    if (nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 31LL * s->sms) {
+    if (s->cluster && nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 31LL * s->sms) {
         m.tpr = 256;
         m.rpc = 1;
         m.cache = 1;
-    } else if (nvec == 256 && s->rows >= 10LL * s->sms && s->rows < 48LL * s->sms) {
+    } else if (s->cluster && nvec == 256 && s->rows >= 10LL * s->sms && s->rows < 48LL * s->sms) {
         m.tpr = 128;
         m.rpc = 2;
         m.cache = 3;
+    } else if (s->cluster && nvec == 1024 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+        m.tpr = 512;
+        m.rpc = 1;
+        m.cache = 0;
+    } else if (nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+        const int few = 2 * s->rows < 31LL * s->sms; /* the searched config */
+        m.tpr = few ? 512 : 320;
+        m.rpc = 1;
+        m.cache = few ? 1 : 0;
+        m.cl = 1;
     } else {
         return;
     }
@@ -263,7 +291,6 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
     m.nv = rmsi_nv_for(s, m.tpr);
     m.cps = 0;
     m.stage = 1;
-    m.cl = 2;
     m.lean = 1;
     if (m.nv == 2 && rmsi_config_valid(s, &m))
         *c = m;

@@ -170,7 +170,18 @@ int main()
     check_bwd_lean(16384, 2048, 0, 0, 1, 2);
     check_bwd_lean(16384, 2048, 1, 0, 0, 2); /* residual gradient: not measured, unchanged */
     check_bwd_lean(32768, 8192, 0, 0, 0, 1); /* 4 vectors */
-    check_bwd_lean(1024, 5120, 0, 0, 0, 1);
+    /* S20: the lean kernel at 8192 (clusters of 2) and 5120 columns (none),
+     * from 7.75 rows an SM to under 125 */
+    check_bwd_lean(1023, 8192, 0, 0, 1, 2);
+    check_bwd_lean(1022, 8192, 0, 0, 0, 1); /* 4 vectors, as before */
+    check_bwd_lean(16499, 8192, 0, 0, 1, 2);
+    check_bwd_lean(16500, 8192, 0, 0, 0, 1);
+    check_bwd_lean(4096, 8192, 1, 0, 0, 1); /* residual gradient: not measured, unchanged */
+    check_bwd_lean(4096, 8192, 0, 1, 0, 1); /* fp16: unchanged */
+    check_bwd_lean(1024, 5120, 0, 0, 1, 1);
+    check_bwd_lean(1022, 5120, 0, 0, 0, 1);
+    check_bwd_lean(16499, 5120, 0, 0, 1, 1);
+    check_bwd_lean(16500, 5120, 0, 0, 0, 1);
     check_bwd_lean(4096, 4096, 0, 1, 0, 1); /* fp16: no lean kernel, no clusters with it */
     /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
      * (512 vectors from 3 an SM), one vector a thread (no clusters) */
@@ -185,6 +196,12 @@ int main()
     check_bwd(1320, 2048, 1, 2, 4, 528, 128, 2);  /* 10 an SM: S19's two rows a CTA */
     check_bwd(1320, 2048, 0, 1, 4, 528, 128, 1);  /* no clusters: 2 vectors (440 of 3: a sixth lost) */
     check_bwd(32768, 8192, 1, 1, 2, 264, 256, 1);
+    check_bwd(4096, 8192, 1, 2, 2, 264, 512, 1);  /* S20: lean 512 x 2, 2 CTAs an SM */
+    check_bwd(4096, 8192, 0, 1, 2, 264, 256, 1);  /* no clusters: 4 vectors, as before */
+    check_bwd(1024, 8192, 1, 2, 2, 256, 512, 1);  /* 256 of 4 rows (S17-4) */
+    check_bwd(1023, 5120, 0, 1, 2, 256, 512, 1);  /* S20: 512 x 2 under 15.5 rows an SM */
+    check_bwd(2046, 5120, 1, 1, 3, 396, 320, 1);  /* S20: 320 x 2 from 15.5, 3 CTAs an SM */
+    check_bwd(2045, 5120, 1, 1, 2, 264, 512, 1);
     /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM,
      * 128 x 4; since S19 only without clusters, for fp16 or with a residual
      * gradient (bf16 takes the lean 256 x 2 with clusters) */
