@@ -258,7 +258,9 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
  *   15.5 rows an SM (searched only, not pinned).
  * 32768 rows and more (the 4-vector kernel at 93% of the roofline at
  * 32768x8192) were not measured and keep the ladder's config, as do fp16,
- * fp32, a residual gradient and 8192 columns without clusters. */
+ * fp32, a residual gradient and devices without clusters (the H200 is the only
+ * one measured; `cluster` stands for sm_90 and later, also at 5120 columns,
+ * which take no cluster). */
 static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
@@ -278,7 +280,7 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
         m.tpr = 512;
         m.rpc = 1;
         m.cache = 0;
-    } else if (nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+    } else if (s->cluster && nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
         const int few = 2 * s->rows < 31LL * s->sms; /* the searched config */
         m.tpr = few ? 512 : 320;
         m.rpc = 1;

@@ -199,7 +199,8 @@ int main()
     check_bwd(4096, 8192, 1, 2, 2, 264, 512, 1);  /* S20: lean 512 x 2, 2 CTAs an SM */
     check_bwd(4096, 8192, 0, 1, 2, 264, 256, 1);  /* no clusters: 4 vectors, as before */
     check_bwd(1024, 8192, 1, 2, 2, 256, 512, 1);  /* 256 of 4 rows (S17-4) */
-    check_bwd(1023, 5120, 0, 1, 2, 256, 512, 1);  /* S20: 512 x 2 under 15.5 rows an SM */
+    check_bwd(1023, 5120, 1, 1, 2, 256, 512, 1);  /* S20: 512 x 2 under 15.5 rows an SM */
+    check_bwd(1023, 5120, 0, 1, 3, 396, 320, 1);  /* no clusters (not sm_90): unchanged, 320 x 2 */
     check_bwd(2046, 5120, 1, 1, 3, 396, 320, 1);  /* S20: 320 x 2 from 15.5, 3 CTAs an SM */
     check_bwd(2045, 5120, 1, 1, 2, 264, 512, 1);
     /* session 10 (S10-5, S10-6): 4096 16-bit columns at 10..16 rows an SM,
