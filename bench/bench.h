@@ -232,6 +232,11 @@ double rmsi_bench_check_dx_row(const void *a, const void *o, const void *x, cons
                                const void *w, rmsnorm_dtype t, int64_t cols, size_t row_off,
                                double rstd);
 double rmsi_bench_check_q(uint8_t a, uint8_t o, float sa, float so, rmsnorm_dtype f8);
+/* check_act over n elements and check_dx_row over every row, on the OpenMP
+ * threads (the result does not depend on their count). */
+double rmsi_bench_check_act_all(const void *a, const void *o, rmsnorm_dtype t, size_t n, int exact);
+double rmsi_bench_check_dx_all(const void *a, const void *o, const void *x, const void *dy, const void *w,
+                               rmsnorm_dtype t, int64_t rows, int64_t cols, const float *rstd);
 
 /* cells.c */
 typedef struct rmsi_bench_ctx {

@@ -301,47 +301,6 @@ static rmsnorm_status poison(const rmsnorm_backend *be, const plan *pl, cell_mem
     return st;
 }
 
-/* The worse of two err/bound ratios, a NaN counting as the worst. */
-static double worse(double worst, double w)
-{
-    if (w <= worst)
-        return worst;
-    return w == w ? w : INFINITY;
-}
-
-/* The host checks do double arithmetic on every element, once per config in
- * a --config-search: single-threaded 0.19 s a validation at 4096x8192 bf16
- * backward, about a fifth of a 120-config search, so rows and chunks are
- * spread over the OpenMP threads. The result is a maximum: the same for any
- * thread count. */
-#define RMSI_CHECK_CHUNK ((size_t)1 << 16)
-
-static double check_act_par(const void *a, const void *o, rmsnorm_dtype t, size_t n, int exact)
-{
-    const size_t esz = rmsnorm_dtype_size(t);
-    const int64_t nch = (int64_t)((n + RMSI_CHECK_CHUNK - 1u) / RMSI_CHECK_CHUNK);
-    double worst = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : worst)
-    for (int64_t k = 0; k < nch; k++) {
-        const size_t lo = (size_t)k * RMSI_CHECK_CHUNK;
-        const size_t m = n - lo < RMSI_CHECK_CHUNK ? n - lo : RMSI_CHECK_CHUNK;
-        worst = worse(worst, rmsi_bench_check_act((const unsigned char *)a + lo * esz,
-                                                  (const unsigned char *)o + lo * esz, t, m, exact));
-    }
-    return worst;
-}
-
-static double check_dx_par(const plan *pl, const bufset *ho, const bufset *hb)
-{
-    const float *rstd = ho->p[R_RSTD];
-    double worst = 0.0;
-#pragma omp parallel for schedule(static) reduction(max : worst)
-    for (int64_t r = 0; r < pl->rows; r++)
-        worst = worse(worst, rmsi_bench_check_dx_row(hb->p[R_DX], ho->p[R_DX], ho->p[R_X], ho->p[R_DY], ho->w,
-                                                     pl->t, pl->cols, (size_t)r * (size_t)pl->cols, rstd[r]));
-    return worst;
-}
-
 /* Worst err/bound over every output of the cell, backend (hb) against ref (ho). */
 static double compare(const plan *pl, const bufset *ho, const bufset *hb, const char **what)
 {
@@ -356,14 +315,16 @@ static double compare(const plan *pl, const bufset *ho, const bufset *hb, const 
         }                                                                                         \
     } while (0)
     if (pl->oi->backward) {
-        TAKE(check_dx_par(pl, ho, hb), "dx");
+        TAKE(rmsi_bench_check_dx_all(hb->p[R_DX], ho->p[R_DX], ho->p[R_X], ho->p[R_DY], ho->w, pl->t, pl->rows,
+                                     pl->cols, ho->p[R_RSTD]),
+             "dx");
         TAKE(rmsi_bench_check_l2(hb->dw, ho->dw, (size_t)pl->cols), "dweight");
         return worst;
     }
     if (pl->bytes[R_H] != 0)
-        TAKE(check_act_par(hb->p[R_H], ho->p[R_H], pl->t, pl->elems, 1), "h");
+        TAKE(rmsi_bench_check_act_all(hb->p[R_H], ho->p[R_H], pl->t, pl->elems, 1), "h");
     if (pl->bytes[R_Y] != 0)
-        TAKE(check_act_par(hb->p[R_Y], ho->p[R_Y], pl->t, pl->elems, 0), "y");
+        TAKE(rmsi_bench_check_act_all(hb->p[R_Y], ho->p[R_Y], pl->t, pl->elems, 0), "y");
     if (pl->bytes[R_SCALE] != 0) {
         /* only the written entries: the block layout's padding rows are not */
         size_t rows4 = ((size_t)pl->rows + 3u) & ~(size_t)3u;

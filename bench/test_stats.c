@@ -4,6 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
 
 #include <cmocka.h>
 
@@ -117,13 +121,56 @@ static void validation_bounds(void **state)
     assert_true(rmsi_bench_check_q(0x38, 0x40, 1.0f, 1.0f, RMSNORM_F8_E4M3) > 1.0);
 }
 
+/* The threaded whole-output checks: more than one chunk of elements, an error
+ * in the last element or the last row found, a NaN the worst, and the same
+ * result on one thread as on several. */
+static void validation_all(void **state)
+{
+    enum { N = 3 * 65536 + 5, R = 5, C = 64 };
+    float *a = malloc(N * sizeof(float)), *o = malloc(N * sizeof(float));
+    float x[R * C], dy[R * C], dxa[R * C], dxo[R * C], w[C], rstd[R];
+    (void)state;
+    assert_non_null(a);
+    assert_non_null(o);
+    for (size_t i = 0; i < N; i++)
+        o[i] = a[i] = 1.0f + (float)(i % 97) * 0.25f;
+    assert_true(rmsi_bench_check_act_all(a, o, RMSNORM_F32, N, 0) == 0.0);
+    a[N - 1] *= 1.0f + 1e-4f;
+    const double many = rmsi_bench_check_act_all(a, o, RMSNORM_F32, N, 0);
+    assert_true(many > 1.0);
+    const int nth = omp_get_max_threads();
+    omp_set_num_threads(1);
+    assert_true(rmsi_bench_check_act_all(a, o, RMSNORM_F32, N, 0) == many);
+    omp_set_num_threads(nth);
+    a[70000] = NAN;
+    assert_true(isinf(rmsi_bench_check_act_all(a, o, RMSNORM_F32, N, 0)));
+    free(a);
+    free(o);
+
+    for (int j = 0; j < C; j++)
+        w[j] = 1.0f + (float)j / 64.0f;
+    for (int r = 0; r < R; r++) {
+        rstd[r] = 0.5f + (float)r;
+        for (int j = 0; j < C; j++) {
+            x[r * C + j] = (float)((r * 7 + j * 3) % 11) - 5.0f;
+            dy[r * C + j] = (float)((r * 5 + j) % 13) * 0.125f - 0.75f;
+            dxa[r * C + j] = dxo[r * C + j] = (float)(r + j) * 0.5f + 1.0f;
+        }
+    }
+    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, R, C, rstd) == 0.0);
+    dxa[R * C - 1] *= 1.0f + 1e-3f;
+    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, R, C, rstd) > 1.0);
+    dxa[R * C - 1] = NAN;
+    assert_true(isinf(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, R, C, rstd)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(median_min_max),     cmocka_unit_test(median_resists_outliers),
         cmocka_unit_test(summary_rejects_bad_input), cmocka_unit_test(drift_limits),
         cmocka_unit_test(grids),              cmocka_unit_test(shape_lists),
-        cmocka_unit_test(validation_bounds),
+        cmocka_unit_test(validation_bounds), cmocka_unit_test(validation_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
