@@ -266,21 +266,21 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
     const int64_t nvec = rmsi_nvec(s);
     rmsi_config m = *c;
     m.cl = 2;
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || c->path != RMSI_PATH_REG)
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || c->path != RMSI_PATH_REG)
         return;
-    if (s->cluster && nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 31LL * s->sms) {
+    if (nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 31LL * s->sms) {
         m.tpr = 256;
         m.rpc = 1;
         m.cache = 1;
-    } else if (s->cluster && nvec == 256 && s->rows >= 10LL * s->sms && s->rows < 48LL * s->sms) {
+    } else if (nvec == 256 && s->rows >= 10LL * s->sms && s->rows < 48LL * s->sms) {
         m.tpr = 128;
         m.rpc = 2;
         m.cache = 3;
-    } else if (s->cluster && nvec == 1024 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+    } else if (nvec == 1024 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
         m.tpr = 512;
         m.rpc = 1;
         m.cache = 0;
-    } else if (s->cluster && nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+    } else if (nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
         const int few = 2 * s->rows < 31LL * s->sms; /* the searched config */
         m.tpr = few ? 512 : 320;
         m.rpc = 1;
