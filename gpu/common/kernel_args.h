@@ -118,8 +118,11 @@ int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const r
  * (rmsi_backward_smem); more only to cap the CTAs resident per SM. */
 int rmsi_launch_backward(const rmsi_bwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                          int64_t grid, void *stream, int pdl, size_t smem);
-/* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros). */
-int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream, int pdl);
+/* Fixed-order sum of `parts` partial rows of ws into dw (parts may be 0: zeros).
+ * discard: drop the partial rows from L2 once read, without writing them back
+ * (where the vendor has it and the rows are 128-byte aligned lines). */
+int rmsi_launch_dw_reduce(const float *ws, float *dw, int64_t parts, int64_t cols, void *stream, int pdl,
+                          int discard);
 /* Resident CTAs per SM of the kernel a config selects (occupancy API). */
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas);
 int rmsi_backward_occupancy(int dtype, int wdtype, int dres, const rmsi_config *c, size_t smem, int *ctas);

@@ -123,6 +123,9 @@ __device__ __forceinline__ void rmsi_st_async16(unsigned ra, float4 v, unsigned 
 __device__ __forceinline__ void rmsi_syncwarp() {}
 /* Alignment of the backward's dynamic shared memory (the CUDA branch says why). */
 #define RMSI_DSMEM_ALIGN 16
+/* No L2 line discard here (the CUDA branch says what it is for). */
+#define RMSI_HAVE_L2_DISCARD 0
+__device__ __forceinline__ void rmsi_l2_discard128(const void *p) { (void)p; }
 template <typename... K, typename... A>
 static inline rmsi_error_t rmsi_launch_kc(void (*k)(K...), dim3 g, dim3 b, size_t smem, rmsi_stream_t st, int pdl,
                                           int cl, A... args)
@@ -411,6 +414,19 @@ __device__ __forceinline__ void rmsi_mbar_wait(unsigned a, unsigned parity)
 #define RMSI_DSMEM_ALIGN 128
 /* The warp's lanes' shared-memory accesses before it precede those after. */
 __device__ __forceinline__ void rmsi_syncwarp() { __syncwarp(); }
+/* Drops the 128-byte L2 line at p (128-byte aligned) without writing it back
+ * to memory (sm_80+). For scratch that is dead once read: the backward's dw
+ * partial rows would otherwise be written back to HBM when a later kernel's
+ * stream evicts them, bytes that no one reads again. */
+#define RMSI_HAVE_L2_DISCARD 1
+__device__ __forceinline__ void rmsi_l2_discard128(const void *p)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(p) : "memory");
+#else
+    (void)p;
+#endif
+}
 /* 16 bytes into another CTA's shared memory (ra), counted on its barrier rbar. */
 __device__ __forceinline__ void rmsi_st_async16(unsigned ra, float4 v, unsigned rbar)
 {

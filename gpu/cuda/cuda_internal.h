@@ -13,6 +13,11 @@ int rmsi_cuda_smem_optin(void);
 int rmsi_cuda_smem_sm(void);
 /* 1: the device launches thread block clusters (compute capability >= 9). */
 int rmsi_cuda_cluster(void);
+/* The L2's size of the current device (bytes; 0 unknown). */
+int rmsi_cuda_l2_bytes(void);
+/* 1: the backward drops its dw partial rows from L2 once summed (unless
+ * RMSNORM_CUDA_L2_DISCARD=0 in the environment at the first call). */
+int rmsi_cuda_l2_discard(void);
 /* 1: launch the kernels as programmatic dependents (sm_90+, unless
  * RMSNORM_CUDA_PDL=0 in the environment at the first call). */
 int rmsi_cuda_pdl(void);

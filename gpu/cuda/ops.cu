@@ -128,7 +128,18 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
         p.ws = p.dw;
     if (rc != 0 || rmsi_launch_backward(&p, dtype, wdtype, &c, grid, st, rmsi_cuda_pdl(), smem) != 0)
         return RMSNORM_ERR_DEVICE;
-    if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, rmsi_cuda_pdl()) != 0)
+    /* The partial rows dropped from L2 after the reduction where the call
+     * moves at least the L2's size: there a later kernel's stream would
+     * evict them dirty, a write-back of dead bytes (S21-2, rmsnorm-bench,
+     * bf16, alternated twice: 4096x4096 31.20 -> 30.69-30.74 us, 8192x4096,
+     * 4096x8192, 2048x8192, 4096x5120, 2048x5120, 8192x2048 0.9-2.0%
+     * faster, 16384x4096 and 32768x8192 unchanged; fp16 and fp32 0.8-1.4%).
+     * In smaller calls, benchmarked back to back, they were still in L2 when
+     * the next call rewrote them, and the discard cost 1-2% (S21-1:
+     * 1024x4096 13.10 -> 13.35, 2048x4096, 4096x2048). */
+    const int64_t moved = rows * cols * esz * (p.dres ? 4 : 3);
+    const int discard = rmsi_cuda_l2_discard() && moved >= (int64_t)rmsi_cuda_l2_bytes();
+    if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, rmsi_cuda_pdl(), discard) != 0)
         return RMSNORM_ERR_DEVICE;
     return RMSNORM_OK;
 }

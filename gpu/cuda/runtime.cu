@@ -65,16 +65,38 @@ int rmsi_cuda_cluster(void)
     return rmsi_cuda_attr(rmsi_cc_cache, cudaDevAttrComputeCapabilityMajor) >= 9;
 }
 
+static int rmsi_l2_cache[RMSI_MAX_DEVICES];
+
+int rmsi_cuda_l2_bytes(void)
+{
+    return rmsi_cuda_attr(rmsi_l2_cache, cudaDevAttrL2CacheSize);
+}
+
+/* An environment switch read once: 0 when NAME is "0", else 1. A benign race:
+ * every writer stores the same value. */
+static int rmsi_env_on(int *cache, const char *name)
+{
+    if (__atomic_load_n(cache, __ATOMIC_RELAXED) < 0) {
+        const char *e = getenv(name);
+        __atomic_store_n(cache, e && e[0] == '0' && e[1] == 0 ? 0 : 1, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(cache, __ATOMIC_RELAXED);
+}
+
+/* For A/B measurement: the discard needs sm_80 (discard.global.L2), the
+ * oldest target the plugin is built for. */
+int rmsi_cuda_l2_discard(void)
+{
+    static int env = -1;
+    return rmsi_env_on(&env, "RMSNORM_CUDA_L2_DISCARD");
+}
+
 /* Programmatic dependent launch needs compute capability 9.0; the switch is
  * for A/B measurement and for tools that do not follow PDL edges. */
 int rmsi_cuda_pdl(void)
 {
-    static int env = -1; /* a benign race: every writer stores the same value */
-    if (__atomic_load_n(&env, __ATOMIC_RELAXED) < 0) {
-        const char *e = getenv("RMSNORM_CUDA_PDL");
-        __atomic_store_n(&env, e && e[0] == '0' && e[1] == 0 ? 0 : 1, __ATOMIC_RELAXED);
-    }
-    return __atomic_load_n(&env, __ATOMIC_RELAXED) && rmsi_cuda_attr(rmsi_cc_cache, cudaDevAttrComputeCapabilityMajor) >= 9;
+    static int env = -1;
+    return rmsi_env_on(&env, "RMSNORM_CUDA_PDL") && rmsi_cuda_attr(rmsi_cc_cache, cudaDevAttrComputeCapabilityMajor) >= 9;
 }
 
 static thread_local void *rmsi_capture_stream = nullptr;

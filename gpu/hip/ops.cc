@@ -104,7 +104,7 @@ rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
         return rmsi_hip_launch_failed();
     if (p.ws) {
         const int64_t parts = rmsi_bwd_parts(&c, grid);
-        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, 0) != 0)
+        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, 0, 0) != 0)
             return rmsi_hip_launch_failed();
     }
     return RMSNORM_OK;
