@@ -256,11 +256,14 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
  *   16.9 in S16-2), and the search found 512 x 2 there 6.2% faster than the
  *   ladder (a third of its threads hold one vector), the config taken under
  *   15.5 rows an SM (searched only, not pinned).
- * 32768 rows and more (the 4-vector kernel at 93% of the roofline at
- * 32768x8192) were not measured and keep the ladder's config, as do fp16,
- * fp32, a residual gradient and devices without clusters (the H200 is the only
- * one measured; `cluster` stands for sm_90 and later, also at 5120 columns,
- * which take no cluster). */
+ * Up to 256 rows an SM since S21 (S21-2, pinned against the ladder's
+ * 4-vector kernel, alternated twice, us): 24576x8192 294.3 -> 289.7,
+ * 32768x8192 388.0 -> 384.2, 24576x5120 187.5 -> 184.4, 32768x5120 245.9 ->
+ * 243.8. 65536 rows keep the 4-vector kernel: pinned once (S21-1), 8192
+ * columns were no faster (764.0 -> 763.3) and 5120 slower (482.0 -> 484.0).
+ * fp16, fp32, a residual gradient and devices without clusters keep the
+ * ladder's config (the H200 is the only one measured; `cluster` stands for
+ * sm_90 and later, also at 5120 columns, which take no cluster). */
 static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
@@ -276,11 +279,11 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
         m.tpr = 128;
         m.rpc = 2;
         m.cache = 3;
-    } else if (nvec == 1024 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+    } else if (nvec == 1024 && 4 * s->rows >= 31LL * s->sms && s->rows < 256LL * s->sms) {
         m.tpr = 512;
         m.rpc = 1;
         m.cache = 0;
-    } else if (nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 125LL * s->sms) {
+    } else if (nvec == 640 && 4 * s->rows >= 31LL * s->sms && s->rows < 256LL * s->sms) {
         const int few = 2 * s->rows < 31LL * s->sms; /* the searched config */
         m.tpr = few ? 512 : 320;
         m.rpc = 1;

@@ -169,19 +169,22 @@ int main()
     check_bwd_lean(1319, 2048, 0, 0, 0, 1); /* one vector a thread (S15) */
     check_bwd_lean(16384, 2048, 0, 0, 1, 2);
     check_bwd_lean(16384, 2048, 1, 0, 0, 2); /* residual gradient: not measured, unchanged */
-    check_bwd_lean(32768, 8192, 0, 0, 0, 1); /* 4 vectors */
+    check_bwd_lean(65536, 8192, 0, 0, 0, 1); /* 4 vectors */
     /* S20: the lean kernel at 8192 (clusters of 2) and 5120 columns (none),
-     * from 7.75 rows an SM to under 125 */
+     * from 7.75 rows an SM to under 125; S21: to under 256 */
     check_bwd_lean(1023, 8192, 0, 0, 1, 2);
     check_bwd_lean(1022, 8192, 0, 0, 0, 1); /* 4 vectors, as before */
-    check_bwd_lean(16499, 8192, 0, 0, 1, 2);
-    check_bwd_lean(16500, 8192, 0, 0, 0, 1);
+    check_bwd_lean(16500, 8192, 0, 0, 1, 2);
+    check_bwd_lean(32768, 8192, 0, 0, 1, 2);
+    check_bwd_lean(33791, 8192, 0, 0, 1, 2);
+    check_bwd_lean(33792, 8192, 0, 0, 0, 1);
     check_bwd_lean(4096, 8192, 1, 0, 0, 1); /* residual gradient: not measured, unchanged */
     check_bwd_lean(4096, 8192, 0, 1, 0, 1); /* fp16: unchanged */
     check_bwd_lean(1024, 5120, 0, 0, 1, 1);
     check_bwd_lean(1022, 5120, 0, 0, 0, 1);
-    check_bwd_lean(16499, 5120, 0, 0, 1, 1);
-    check_bwd_lean(16500, 5120, 0, 0, 0, 1);
+    check_bwd_lean(16500, 5120, 0, 0, 1, 1);
+    check_bwd_lean(33791, 5120, 0, 0, 1, 1);
+    check_bwd_lean(33792, 5120, 0, 0, 0, 1);
     check_bwd_lean(4096, 4096, 0, 1, 0, 1); /* fp16: no lean kernel, no clusters with it */
     /* session 15 (S15-3, S15-4): 64-512 16-bit vectors under 10 rows an SM
      * (512 vectors from 3 an SM), one vector a thread (no clusters) */
@@ -195,7 +198,9 @@ int main()
     check_bwd(395, 4096, 1, 2, 1, 132, 256, 2);   /* under 3: two rows a CTA, as before */
     check_bwd(1320, 2048, 1, 2, 4, 528, 128, 2);  /* 10 an SM: S19's two rows a CTA */
     check_bwd(1320, 2048, 0, 1, 4, 528, 128, 1);  /* no clusters: 2 vectors (440 of 3: a sixth lost) */
-    check_bwd(32768, 8192, 1, 1, 2, 264, 256, 1);
+    check_bwd(32768, 8192, 1, 2, 2, 264, 512, 1); /* S21: lean 512 x 2, 2 CTAs an SM */
+    check_bwd(32768, 8192, 0, 1, 2, 264, 256, 1); /* no clusters: 4 vectors */
+    check_bwd(65536, 8192, 1, 1, 2, 264, 256, 1); /* 4 vectors */
     check_bwd(4096, 8192, 1, 2, 2, 264, 512, 1);  /* S20: lean 512 x 2, 2 CTAs an SM */
     check_bwd(4096, 8192, 0, 1, 2, 264, 256, 1);  /* no clusters: 4 vectors, as before */
     check_bwd(1024, 8192, 1, 2, 2, 256, 512, 1);  /* 256 of 4 rows (S17-4) */
