@@ -137,10 +137,12 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
      * In smaller calls, benchmarked back to back, they were still in L2 when
      * the next call rewrote them, and the discard cost 1-2% (S21-1:
      * 1024x4096 13.10 -> 13.35, 2048x4096, 4096x2048). */
-    const int64_t moved = rows * cols * esz * (p.dres ? 4 : 3);
-    const int discard = rmsi_cuda_l2_discard() && moved >= (int64_t)rmsi_cuda_l2_bytes();
-    if (p.ws && !direct && rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, rmsi_cuda_pdl(), discard) != 0)
-        return RMSNORM_ERR_DEVICE;
+    if (p.ws && !direct) {
+        const int64_t moved = rows * cols * esz * (p.dres ? 4 : 3);
+        const int discard = rmsi_cuda_l2_discard() && moved >= (int64_t)rmsi_cuda_l2_bytes();
+        if (rmsi_launch_dw_reduce(p.ws, p.dw, parts, cols, st, rmsi_cuda_pdl(), discard) != 0)
+            return RMSNORM_ERR_DEVICE;
+    }
     return RMSNORM_OK;
 }
 
