@@ -540,6 +540,11 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
     RMSI_TL_STAMP(RMSI_TL_EXIT);
 }
 
+/* rmsi_bwd_multi's x and dy vectors a thread a step in the passes that read
+ * both (device_math.h): 2, as in the rstd pass; at 4 the 16-bit kernels
+ * spilled under the 64 registers of a 1024-thread CTA. */
+#define RMSI_BWD_MULTI_U RMSI_MULTI_U
+
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi_bwd_params p)
 {
@@ -559,58 +564,89 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
             rs = p.rstd[row];
         } else {
             float ss = 0.0f;
-            for (int64_t i = t; i < nvec; i += nt) {
-                float h[VEC];
-                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
+            for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
+                rmsi_mvec<T, VEC> xv[RMSI_MULTI_U];
 #pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    ss += h[e] * h[e];
+                for (int u = 0; u < RMSI_MULTI_U; u++)
+                    xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
+#pragma unroll
+                for (int u = 0; u < RMSI_MULTI_U; u++) {
+                    float h[VEC];
+                    xv[u].get(h);
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        ss += h[e] * h[e];
+                }
             }
             rs = rmsi_d_rstd(rmsi_row_reduce(ss, red, rmsi_op_sum()), p.cols, p.eps);
         }
         float sgn = 0.0f;
-        for (int64_t i = t; i < nvec; i += nt) {
-            float h[VEC], g[VEC], wf[VEC];
-            rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
-            rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dy, row, p.dy_ld) + i * VEC, g);
-            rmsi_bwd_weff<W, VEC>(p, i * VEC, wf);
+        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_BWD_MULTI_U) {
+            rmsi_mvec<T, VEC> xv[RMSI_BWD_MULTI_U], gv[RMSI_BWD_MULTI_U];
 #pragma unroll
-            for (int e = 0; e < VEC; e++)
-                sgn += (g[e] * wf[e]) * (h[e] * rs);
+            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
+                xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
+                gv[u].load(p.dy, row, p.dy_ld, i0 + (int64_t)u * nt, nvec);
+            }
+#pragma unroll
+            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
+                const int64_t i = i0 + (int64_t)u * nt;
+                if (i >= nvec)
+                    break;
+                float h[VEC], g[VEC], wf[VEC];
+                xv[u].get(h);
+                gv[u].get(g);
+                rmsi_bwd_weff<W, VEC>(p, i * VEC, wf);
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    sgn += (g[e] * wf[e]) * (h[e] * rs);
+            }
         }
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
-        for (int64_t i = t; i < nvec; i += nt) {
-            float h[VEC], dy[VEC], wf[VEC], d[VEC], dr[VEC], acc[VEC];
-            rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
-            rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dy, row, p.dy_ld) + i * VEC, dy);
-            rmsi_bwd_weff<W, VEC>(p, i * VEC, wf);
-            if (p.dres)
-                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dres, row, p.dres_ld) + i * VEC, dr);
-            if (part && !first) {
-                rmsi_vec<float, VEC>::load(part + i * VEC, acc);
-            } else {
+        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_BWD_MULTI_U) {
+            rmsi_mvec<T, VEC> xv[RMSI_BWD_MULTI_U], gv[RMSI_BWD_MULTI_U];
 #pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    acc[e] = 0.0f;
+            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
+                xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
+                gv[u].load(p.dy, row, p.dy_ld, i0 + (int64_t)u * nt, nvec);
             }
 #pragma unroll
-            for (int e = 0; e < VEC; e++) {
-                const float n = h[e] * rs;
-                const float g = dy[e] * wf[e];
-                const float m = p.llama ? rmsi_elem<T>::round(n) : n;
-                d[e] = rs * (g - n * c);
-                acc[e] += dy[e] * m;
-            }
-            /* only a residual gradient is added: adding +0 would turn a -0
-             * dx into +0, which the reference keeps */
-            if (p.dres) {
+            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
+                const int64_t i = i0 + (int64_t)u * nt;
+                if (i >= nvec)
+                    break;
+                float h[VEC], dy[VEC], wf[VEC], d[VEC], dr[VEC], acc[VEC];
+                xv[u].get(h);
+                gv[u].get(dy);
+                rmsi_bwd_weff<W, VEC>(p, i * VEC, wf);
+                if (p.dres)
+                    rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.dres, row, p.dres_ld) + i * VEC, dr);
+                if (part && !first) {
+                    rmsi_vec<float, VEC>::load(part + i * VEC, acc);
+                } else {
 #pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    d[e] += dr[e];
+                    for (int e = 0; e < VEC; e++)
+                        acc[e] = 0.0f;
+                }
+#pragma unroll
+                for (int e = 0; e < VEC; e++) {
+                    const float n = h[e] * rs;
+                    const float g = dy[e] * wf[e];
+                    const float m = p.llama ? rmsi_elem<T>::round(n) : n;
+                    d[e] = rs * (g - n * c);
+                    acc[e] += dy[e] * m;
+                }
+                /* only a residual gradient is added: adding +0 would turn a -0
+                 * dx into +0, which the reference keeps */
+                if (p.dres) {
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        d[e] += dr[e];
+                }
+                rmsi_vec<T, VEC>::store(rmsi_row<T>(p.dx, row, p.dx_ld) + i * VEC, d);
+                if (part)
+                    rmsi_vec<float, VEC>::store(part + i * VEC, acc);
             }
-            rmsi_vec<T, VEC>::store(rmsi_row<T>(p.dx, row, p.dx_ld) + i * VEC, d);
-            if (part)
-                rmsi_vec<float, VEC>::store(part + i * VEC, acc);
         }
         first = false;
     }

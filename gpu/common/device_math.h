@@ -233,6 +233,60 @@ __device__ __forceinline__ const T *rmsi_crow(const void *base, int64_t row, int
     return reinterpret_cast<const T *>(base) + row * stride;
 }
 
+/* The multi-pass loops take RMSI_MULTI_U vectors a thread a step, all loaded
+ * before the first is used: one at a time left a thread one load in flight
+ * (S22-4, H200, bf16, against one a step: forward 512x262144 262 -> 236 us,
+ * 2048x65536 261 -> 247, fused add 512x262144 440 -> 370; backward
+ * 8192x16384 418 -> 391; forward 4096x32768 231 -> 238, slower; wide rows
+ * stay near half the HBM rate, docs/perf/h200.md). Vector i of a thread is
+ * still t + k * nt in k order, so the sums keep the unbatched loop's order
+ * and bits. The vectors stay packed until used (rmsi_mvec); four a step
+ * spilled under the 64 registers of a 1024-thread CTA, unpacked or not. */
+#if RMSI_WARP == 64
+/* HIP (wave64) keeps one vector a step: batched, gfx942's multi-pass kernels
+ * went from 49-62 to 98-112 VGPRs (7 -> 4 waves; `ninja hip-check`), a trade
+ * that no AMD GPU here can measure (as with the block quantiser, S11). */
+#define RMSI_MULTI_U 1
+#else
+#define RMSI_MULTI_U 2
+#endif
+
+/* Vector i of a row, +0 past the row's nvec vectors: 16 bytes held as loaded,
+ * or (VEC = 1, the narrow path) the one element. */
+template <typename T, int VEC> struct rmsi_mvec {
+    static constexpr bool PK = VEC * sizeof(T) == 16;
+    uint4 u;
+    float f;
+    __device__ __forceinline__ void load(const void *base, int64_t row, int64_t ld, int64_t i, int64_t nvec)
+    {
+        u = make_uint4(0u, 0u, 0u, 0u);
+        f = 0.0f;
+        if (i < nvec) {
+            if constexpr (PK)
+                u = *reinterpret_cast<const uint4 *>(rmsi_crow<T>(base, row, ld) + i * VEC);
+            else
+                rmsi_vec<T, 1>::load(rmsi_crow<T>(base, row, ld) + i, &f);
+        }
+    }
+    __device__ __forceinline__ void get(float *out) const
+    {
+        if constexpr (PK) {
+            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                if (sizeof(T) == 4) {
+                    out[k] = __uint_as_float(w[k]);
+                } else {
+                    out[2 * k] = rmsi_elem<T>::from_raw(w[k] & 0xffffu);
+                    out[2 * k + 1] = rmsi_elem<T>::from_raw(w[k] >> 16);
+                }
+            }
+        } else {
+            out[0] = f;
+        }
+    }
+};
+
 /* NV 16-byte vectors t, t + tpr, ... of one row: all loads issued before any
  * use (forward x / residual, backward x / dy). Zero past the
  * row (a branch rather than `on ? load : zero`, and a function rather than a

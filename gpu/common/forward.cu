@@ -396,6 +396,33 @@ __device__ __forceinline__ void rmsi_fwd_normalise(const rmsi_fwd_params &p, int
     }
 }
 
+/* h's vector i in the passes after the first (rmsi_fwd_load_h's sources),
+ * packed until used: h_out once stored, else x (+ the residual). */
+template <typename T, int VEC> struct rmsi_fwd_mh {
+    rmsi_mvec<T, VEC> a, b;
+    __device__ __forceinline__ void load(const rmsi_fwd_params &p, int64_t row, int64_t i, int64_t nvec)
+    {
+        if (p.h) {
+            a.load(p.h, row, p.h_ld, i, nvec);
+            return;
+        }
+        a.load(p.x, row, p.x_ld, i, nvec);
+        if (p.res)
+            b.load(p.res, row, p.res_ld, i, nvec);
+    }
+    __device__ __forceinline__ void get(const rmsi_fwd_params &p, float *h) const
+    {
+        a.get(h);
+        if (!p.h && p.res) {
+            float r[VEC];
+            b.get(r);
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
+        }
+    }
+};
+
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi_fwd_params p)
 {
@@ -408,21 +435,34 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         float ss = 0.0f;
-        for (int64_t i = t; i < nvec; i += nt) {
-            float h[VEC];
-            rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.x, row, p.x_ld) + i * VEC, h);
-            if (p.res) {
-                float r[VEC];
-                rmsi_vec<T, VEC>::load(rmsi_crow<T>(p.res, row, p.res_ld) + i * VEC, r);
+        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
+            rmsi_mvec<T, VEC> xv[RMSI_MULTI_U], rv[RMSI_MULTI_U];
+#pragma unroll
+            for (int u = 0; u < RMSI_MULTI_U; u++) {
+                xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
+                if (p.res)
+                    rv[u].load(p.res, row, p.res_ld, i0 + (int64_t)u * nt, nvec);
+            }
+            /* vectors past the row hold +0: they add nothing, and the order
+             * (t, t + nt, ...) is the unbatched loop's */
+#pragma unroll
+            for (int u = 0; u < RMSI_MULTI_U; u++) {
+                float h[VEC];
+                xv[u].get(h);
+                if (p.res) {
+                    float r[VEC];
+                    rv[u].get(r);
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
+                    const int64_t i = i0 + (int64_t)u * nt;
+                    if (p.h && i < nvec)
+                        rmsi_vec<T, VEC>::store(rmsi_row<T>(p.h, row, p.h_ld) + i * VEC, h);
+                }
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
-                    h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
-                if (p.h)
-                    rmsi_vec<T, VEC>::store(rmsi_row<T>(p.h, row, p.h_ld) + i * VEC, h);
+                    ss += h[e] * h[e];
             }
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-                ss += h[e] * h[e];
         }
         ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
         if (p.h)
@@ -465,27 +505,47 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
         float s = s_tensor;
         if (p.quant == RMSI_Q_TOKEN) {
             float amax = 0.0f;
-            for (int64_t i = t; i < nvec; i += nt) {
-                float v[VEC];
-                rmsi_fwd_load_h<T, VEC>(p, row, i * VEC, v);
-                rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+            for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
+                rmsi_fwd_mh<T, VEC> hv[RMSI_MULTI_U];
 #pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    amax = fmaxf(amax, fabsf(v[e]));
+                for (int u = 0; u < RMSI_MULTI_U; u++)
+                    hv[u].load(p, row, i0 + (int64_t)u * nt, nvec);
+#pragma unroll
+                for (int u = 0; u < RMSI_MULTI_U; u++) {
+                    const int64_t i = i0 + (int64_t)u * nt;
+                    if (i >= nvec)
+                        break;
+                    float v[VEC];
+                    hv[u].get(p, v);
+                    rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        amax = fmaxf(amax, fabsf(v[e]));
+                }
             }
             amax = rmsi_row_reduce(amax, red, rmsi_op_max());
             s = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.s_min, p.pow2);
             if (t == 0)
                 p.scale[row] = s;
         }
-        for (int64_t i = t; i < nvec; i += nt) {
-            float v[VEC];
-            rmsi_fwd_load_h<T, VEC>(p, row, i * VEC, v);
-            rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
-            if (p.y)
-                rmsi_vec<T, VEC>::store(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC, v);
-            if (p.quant != RMSI_Q_NONE)
-                rmsi_fp8_quant<VEC>(v, s, false, p.fp8, rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC);
+        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
+            rmsi_fwd_mh<T, VEC> hv[RMSI_MULTI_U];
+#pragma unroll
+            for (int u = 0; u < RMSI_MULTI_U; u++)
+                hv[u].load(p, row, i0 + (int64_t)u * nt, nvec);
+#pragma unroll
+            for (int u = 0; u < RMSI_MULTI_U; u++) {
+                const int64_t i = i0 + (int64_t)u * nt;
+                if (i >= nvec)
+                    break;
+                float v[VEC];
+                hv[u].get(p, v);
+                rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+                if (p.y)
+                    rmsi_vec<T, VEC>::store(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC, v);
+                if (p.quant != RMSI_Q_NONE)
+                    rmsi_fp8_quant<VEC>(v, s, false, p.fp8, rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC);
+            }
         }
         /* The next row's first-pass h stores must not overtake this row's reads
          * of the shared-memory reduction slots: row_reduce ends with a barrier. */
