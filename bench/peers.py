@@ -284,6 +284,14 @@ def optional_peers():
     return out
 
 
+def randn_dev(rows, cols, dt):
+    """Inputs drawn by the CPU generator: a graph capture that fails (the
+    first autograd capture of a process can, S15-8) leaves the CUDA
+    generator mid-capture, and every torch.randn(device="cuda") after it
+    raised "Offset increment outside graph capture" (S22-3, S22-5)."""
+    return torch.randn(rows, cols, dtype=dt).cuda()
+
+
 def nsets(bytes_per_call):
     return max(1, min(32, math.ceil(L2_DEFEAT / max(bytes_per_call, 1))))
 
@@ -292,9 +300,9 @@ def run_forward(ours, rows, cols, peers, roof, results):
     dt = torch.bfloat16
     logical = rows * cols * 4 + cols * 2
     k = nsets(logical)
-    xs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    xs = [randn_dev(rows, cols, dt) for _ in range(k)]
     ys = [torch.empty_like(x) for x in xs]
-    w = (torch.rand(cols, dtype=dt, device="cuda") + 0.5)
+    w = (torch.rand(cols, dtype=dt).cuda() + 0.5)
     args = [ours.fwd_args(x, w, y) for x, y in zip(xs, ys)]
     ours.fwd(args[0])
     ref = f_rms(xs[0].double(), w.double())
@@ -319,11 +327,11 @@ def run_fused(ours, rows, cols, roof, results, quant, peers=None):
     if quant:
         logical += rows * cols + (cols // 128) * ((rows + 3) // 4 * 4) * 4
     k = nsets(logical)
-    xs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
-    rs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    xs = [randn_dev(rows, cols, dt) for _ in range(k)]
+    rs = [randn_dev(rows, cols, dt) for _ in range(k)]
     hs = [torch.empty_like(x) for x in xs]
     ys = [torch.empty_like(x) for x in xs]
-    w = (torch.rand(cols, dtype=dt, device="cuda") + 0.5)
+    w = (torch.rand(cols, dtype=dt).cuda() + 0.5)
     if quant:
         qs = [torch.empty(rows, cols, dtype=torch.uint8, device="cuda") for _ in range(k)]
         ss = [torch.empty((cols // 128) * ((rows + 3) // 4 * 4), dtype=torch.float32, device="cuda")
@@ -355,11 +363,11 @@ def run_backward(ours, rows, cols, roof, results, dres=False, peers=None, warm_u
     dt = torch.bfloat16
     logical = rows * cols * 6 + rows * 4 + cols * 2 + cols * 4 + (rows * cols * 2 if dres else 0)
     k = nsets(logical)
-    xs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
-    dys = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)]
+    xs = [randn_dev(rows, cols, dt) for _ in range(k)]
+    dys = [randn_dev(rows, cols, dt) for _ in range(k)]
     dxs = [torch.empty_like(x) for x in xs]
-    drs = [torch.randn(rows, cols, dtype=dt, device="cuda") for _ in range(k)] if dres else [None] * k
-    w = (torch.rand(cols, dtype=dt, device="cuda") + 0.5)
+    drs = [randn_dev(rows, cols, dt) for _ in range(k)] if dres else [None] * k
+    w = (torch.rand(cols, dtype=dt).cuda() + 0.5)
     rstds = [torch.rsqrt(x.float().pow(2).mean(-1) + EPS).contiguous() for x in xs]
     dw = torch.empty(cols, dtype=torch.float32, device="cuda")
     wsb = ours.ws_bytes(rows, cols)
