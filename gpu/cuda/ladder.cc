@@ -16,7 +16,8 @@
  *     multi-pass, one element per access.
  *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): multi-pass, 16-byte
  *     accesses, 256 threads per row forward, 512 backward (the re-read hits
- *     L2).
+ *     L2 in part); 16-bit rows without fusions: 512 forward up to 4096
+ *     vectors, 1024 backward from 4096 to 8192 (session 22).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1), the default cache policy
@@ -313,6 +314,21 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.tpr = fwd ? 256 : 512;
         c.rpc = 1;
         c.nv = 0;
+        if (s->vec_ok && s->esz == 2 && !s->res && (!fwd || s->quant == RMSI_Q_NONE)) {
+            /* 16-bit rows of 4096 vectors (32768 columns) and near: wider
+             * CTAs (S22-4, S22-5, rmsnorm-bench, pinned against 979f9a1's
+             * ladder: forward at 512 threads 4096x32768 238.0 -> 223.0 us,
+             * 8192x32768 458.6 -> 432.3, but 2048x65536 -0.5%, 1024x131072
+             * +3.6%, 512x262144 +1.9%; backward at 1024 threads 4096x32768
+             * 577.2 -> 463.2, 2048x32768 295.7 -> 241.1, 8192x32768 1147.3
+             * -> 906.6, 2048x65536 604.1 -> 596.0, but 8192x12288 +18%,
+             * 8192x16384 +2%, 512x262144 +3.5%). Plain forward and
+             * backward only: the fusions were not measured. */
+            if (fwd && nvec <= 4096)
+                c.tpr = 512;
+            if (!fwd && nvec >= 4096 && nvec <= 8192)
+                c.tpr = 1024;
+        }
         *out = c;
         return;
     }
