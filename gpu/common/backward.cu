@@ -566,9 +566,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
             float ss = 0.0f;
             for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
                 rmsi_mvec<T, VEC> xv[RMSI_MULTI_U];
-#pragma unroll
-                for (int u = 0; u < RMSI_MULTI_U; u++)
-                    xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
+                rmsi_mvec_load_n(xv, p.x, row, p.x_ld, i0, nt, nvec);
 #pragma unroll
                 for (int u = 0; u < RMSI_MULTI_U; u++) {
                     float h[VEC];
@@ -583,11 +581,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
         float sgn = 0.0f;
         for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_BWD_MULTI_U) {
             rmsi_mvec<T, VEC> xv[RMSI_BWD_MULTI_U], gv[RMSI_BWD_MULTI_U];
-#pragma unroll
-            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
-                xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
-                gv[u].load(p.dy, row, p.dy_ld, i0 + (int64_t)u * nt, nvec);
-            }
+            rmsi_mvec_load_n2(xv, gv, p.x, p.x_ld, p.dy, p.dy_ld, row, i0, nt, nvec);
 #pragma unroll
             for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;
@@ -605,11 +599,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
         for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_BWD_MULTI_U) {
             rmsi_mvec<T, VEC> xv[RMSI_BWD_MULTI_U], gv[RMSI_BWD_MULTI_U];
-#pragma unroll
-            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
-                xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
-                gv[u].load(p.dy, row, p.dy_ld, i0 + (int64_t)u * nt, nvec);
-            }
+            rmsi_mvec_load_n2(xv, gv, p.x, p.x_ld, p.dy, p.dy_ld, row, i0, nt, nvec);
 #pragma unroll
             for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;

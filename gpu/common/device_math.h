@@ -270,22 +270,35 @@ template <typename T, int VEC> struct rmsi_mvec {
     }
     __device__ __forceinline__ void get(float *out) const
     {
-        if constexpr (PK) {
-            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                if (sizeof(T) == 4) {
-                    out[k] = __uint_as_float(w[k]);
-                } else {
-                    out[2 * k] = rmsi_elem<T>::from_raw(w[k] & 0xffffu);
-                    out[2 * k + 1] = rmsi_elem<T>::from_raw(w[k] >> 16);
-                }
-            }
-        } else {
+        if constexpr (PK)
+            rmsi_unpack16<T>(u, out);
+        else
             out[0] = f;
-        }
     }
 };
+
+/* N vectors i0, i0 + nt, ... of a row, every load issued before any use;
+ * _n2: of two rows (x and dy), their loads interleaved. */
+template <typename T, int VEC, int N>
+__device__ __forceinline__ void rmsi_mvec_load_n(rmsi_mvec<T, VEC> (&v)[N], const void *base, int64_t row,
+                                                 int64_t ld, int64_t i0, int nt, int64_t nvec)
+{
+#pragma unroll
+    for (int u = 0; u < N; u++)
+        v[u].load(base, row, ld, i0 + (int64_t)u * nt, nvec);
+}
+
+template <typename T, int VEC, int N>
+__device__ __forceinline__ void rmsi_mvec_load_n2(rmsi_mvec<T, VEC> (&a)[N], rmsi_mvec<T, VEC> (&b)[N], const void *pa,
+                                                  int64_t lda, const void *pb, int64_t ldb, int64_t row, int64_t i0,
+                                                  int nt, int64_t nvec)
+{
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        a[u].load(pa, row, lda, i0 + (int64_t)u * nt, nvec);
+        b[u].load(pb, row, ldb, i0 + (int64_t)u * nt, nvec);
+    }
+}
 
 /* NV 16-byte vectors t, t + tpr, ... of one row: all loads issued before any
  * use (forward x / residual, backward x / dy). Zero past the

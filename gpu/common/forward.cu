@@ -423,6 +423,15 @@ template <typename T, int VEC> struct rmsi_fwd_mh {
     }
 };
 
+template <typename T, int VEC, int N>
+__device__ __forceinline__ void rmsi_fwd_mh_load_n(rmsi_fwd_mh<T, VEC> (&v)[N], const rmsi_fwd_params &p, int64_t row,
+                                                   int64_t i0, int nt, int64_t nvec)
+{
+#pragma unroll
+    for (int u = 0; u < N; u++)
+        v[u].load(p, row, i0 + (int64_t)u * nt, nvec);
+}
+
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi_fwd_params p)
 {
@@ -507,9 +516,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
             float amax = 0.0f;
             for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
                 rmsi_fwd_mh<T, VEC> hv[RMSI_MULTI_U];
-#pragma unroll
-                for (int u = 0; u < RMSI_MULTI_U; u++)
-                    hv[u].load(p, row, i0 + (int64_t)u * nt, nvec);
+                rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec);
 #pragma unroll
                 for (int u = 0; u < RMSI_MULTI_U; u++) {
                     const int64_t i = i0 + (int64_t)u * nt;
@@ -530,9 +537,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
         }
         for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
             rmsi_fwd_mh<T, VEC> hv[RMSI_MULTI_U];
-#pragma unroll
-            for (int u = 0; u < RMSI_MULTI_U; u++)
-                hv[u].load(p, row, i0 + (int64_t)u * nt, nvec);
+            rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec);
 #pragma unroll
             for (int u = 0; u < RMSI_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;
