@@ -421,6 +421,17 @@ template <typename T, int VEC> struct rmsi_fwd_mh {
                 h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
         }
     }
+    /* vector i normalised (rmsi_fwd_normalise) into v; false past the row */
+    template <typename W>
+    __device__ __forceinline__ bool normalised(const rmsi_fwd_params &p, int64_t i, int64_t nvec, float rs,
+                                               float *v) const
+    {
+        if (i >= nvec)
+            return false;
+        get(p, v);
+        rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+        return true;
+    }
 };
 
 template <typename T, int VEC, int N>
@@ -519,12 +530,9 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
                 rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec);
 #pragma unroll
                 for (int u = 0; u < RMSI_MULTI_U; u++) {
-                    const int64_t i = i0 + (int64_t)u * nt;
-                    if (i >= nvec)
-                        break;
                     float v[VEC];
-                    hv[u].get(p, v);
-                    rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+                    if (!hv[u].template normalised<W>(p, i0 + (int64_t)u * nt, nvec, rs, v))
+                        break;
 #pragma unroll
                     for (int e = 0; e < VEC; e++)
                         amax = fmaxf(amax, fabsf(v[e]));
@@ -541,11 +549,9 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 #pragma unroll
             for (int u = 0; u < RMSI_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;
-                if (i >= nvec)
-                    break;
                 float v[VEC];
-                hv[u].get(p, v);
-                rmsi_fwd_normalise<T, W, VEC>(p, i * VEC, rs, v);
+                if (!hv[u].template normalised<W>(p, i, nvec, rs, v))
+                    break;
                 if (p.y)
                     rmsi_vec<T, VEC>::store(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC, v);
                 if (p.quant != RMSI_Q_NONE)
