@@ -72,7 +72,6 @@ def median_graph_time(calls, target_ms=2.0, replays=7):
     # ordinary-pool blocks there is the likely reason S22-3's backward run
     # lost its capture and then its CUDA generator state)
     keep[:] = [None] * len(calls)
-    torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         for _ in range(passes):

@@ -540,11 +540,6 @@ __global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, RMSI_BWD_REGS_L(NV, ST, LEAN)) r
     RMSI_TL_STAMP(RMSI_TL_EXIT);
 }
 
-/* rmsi_bwd_multi's x and dy vectors a thread a step in the passes that read
- * both (device_math.h): 2, as in the rstd pass; at 4 the 16-bit kernels
- * spilled under the 64 registers of a 1024-thread CTA. */
-#define RMSI_BWD_MULTI_U RMSI_MULTI_U
-
 template <typename T, typename W, int VEC>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi_bwd_params p)
 {
@@ -579,11 +574,11 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
             rs = rmsi_d_rstd(rmsi_row_reduce(ss, red, rmsi_op_sum()), p.cols, p.eps);
         }
         float sgn = 0.0f;
-        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_BWD_MULTI_U) {
-            rmsi_mvec<T, VEC> xv[RMSI_BWD_MULTI_U], gv[RMSI_BWD_MULTI_U];
+        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
+            rmsi_mvec<T, VEC> xv[RMSI_MULTI_U], gv[RMSI_MULTI_U];
             rmsi_mvec_load_n2(xv, gv, p.x, p.x_ld, p.dy, p.dy_ld, row, i0, nt, nvec);
 #pragma unroll
-            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
+            for (int u = 0; u < RMSI_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;
                 if (i >= nvec)
                     break;
@@ -597,11 +592,11 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_bwd_multi(const rmsi
             }
         }
         const float c = __fdiv_rn(rmsi_row_reduce(sgn, red, rmsi_op_sum()), (float)p.cols);
-        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_BWD_MULTI_U) {
-            rmsi_mvec<T, VEC> xv[RMSI_BWD_MULTI_U], gv[RMSI_BWD_MULTI_U];
+        for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
+            rmsi_mvec<T, VEC> xv[RMSI_MULTI_U], gv[RMSI_MULTI_U];
             rmsi_mvec_load_n2(xv, gv, p.x, p.x_ld, p.dy, p.dy_ld, row, i0, nt, nvec);
 #pragma unroll
-            for (int u = 0; u < RMSI_BWD_MULTI_U; u++) {
+            for (int u = 0; u < RMSI_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;
                 if (i >= nvec)
                     break;
