@@ -268,6 +268,20 @@ template <typename T, int VEC> struct rmsi_mvec {
                 rmsi_vec<T, 1>::load(rmsi_crow<T>(base, row, ld) + i, &f);
         }
     }
+    /* the same through an L2 policy (rmsi_l2_policy), 16-byte vectors only */
+    __device__ __forceinline__ void load_pol(const void *base, int64_t row, int64_t ld, int64_t i, int64_t nvec,
+                                             uint64_t pol)
+    {
+        if constexpr (PK) {
+            u = make_uint4(0u, 0u, 0u, 0u);
+            f = 0.0f;
+            if (i < nvec)
+                u = rmsi_ld_policy(reinterpret_cast<const uint4 *>(rmsi_crow<T>(base, row, ld) + i * VEC), pol);
+        } else {
+            (void)pol;
+            load(base, row, ld, i, nvec);
+        }
+    }
     __device__ __forceinline__ void get(float *out) const
     {
         if constexpr (PK)

@@ -120,33 +120,44 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     }
 }
 
-template <typename T, typename W, int NV, bool Q, bool R, bool WL, typename F, bool ONE>
+template <typename T, typename W, int NV, bool Q, bool R, bool WL, typename F, bool ONE, bool CL>
 __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, float *red)
 {
     constexpr int VEC = 16 / (int)sizeof(T);
     constexpr int L = 128 / VEC; /* lanes per 1x128 quant block */
     const int t = (int)threadIdx.x;
     const int tpr = (int)blockDim.x;
-    const int nvec = (int)(p.cols / VEC); /* <= NV * tpr on this path */
+    /* CL (cls > 0): a row is split over a cluster of 2^cls CTAs (one row a
+     * CTA), CTA `rank` holding its vectors [v0, v0 + nvec); the row pointers
+     * and weight, scale and code indices below are offset by v0. A separate
+     * instantiation: the offsets cost the others registers under their caps. */
+    const int cls = CL ? p.cls : 0;
+    const int nvec = (int)(p.cols / VEC) >> cls; /* <= NV * tpr on this path */
+    const int v0 = cls ? (rmsi_ctaid_x() & ((1 << cls) - 1)) * nvec : 0;
+    float(*xs)[RMSI_MAX_CLUSTER] = reinterpret_cast<float(*)[RMSI_MAX_CLUSTER]>(red + RMSI_MAX_WARPS);
+    int ph = -1; /* rmsi_cluster_reduce: the entry arrival not yet waited on */
+    if (cls)
+        rmsi_cluster_arrive_relaxed();
     const float s_tensor = (Q && p.quant == RMSI_Q_TENSOR) ? p.scale[0] : 1.0f;
-    const int64_t step = (int64_t)gridDim.x * blockDim.y;
+    const int64_t step = (int64_t)(gridDim.x >> cls) * blockDim.y;
 
-    /* The loop bound is uniform over the CTA: every thread reaches the
-     * reductions' barriers, live row or not. ONE: the grid covers the rows
-     * (the ladder's cps = 0), and the increment ends the loop where the
-     * compiler can see it. */
-    for (int64_t base = (int64_t)blockIdx.x * blockDim.y; base < p.rows; base = ONE ? p.rows : base + step) {
+    /* The loop bound is uniform over the CTA (and the cluster): every thread
+     * reaches the reductions' barriers, live row or not. ONE: the grid
+     * covers the rows (the ladder's cps = 0), and the increment ends the loop
+     * where the compiler can see it. */
+    for (int64_t base = (int64_t)(blockIdx.x >> cls) * blockDim.y; base < p.rows;
+         base = ONE ? p.rows : base + step) {
         const int64_t row = base + threadIdx.y;
         const bool live = row < p.rows;
         const int64_t r = live ? row : 0; /* row pointers are formed, never used, past the rows */
         uint4 xa[NV];
-        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)), live, t, tpr, nvec,
+        rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, r, p.x_ld)) + v0, live, t, tpr, nvec,
                           F::cache(p) & RMSI_CACHE_LD, xa);
 
         /* h = round(x + r), kept packed in xa: one add, one rounding, bit-exact */
         if (R) {
             uint4 ra[NV];
-            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)), live, t, tpr,
+            rmsi_load_vecs<NV>(reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, r, p.res_ld)) + v0, live, t, tpr,
                               nvec, F::cache(p) & RMSI_CACHE_LD, ra);
 #pragma unroll
             for (int k = 0; k < NV; k++) {
@@ -159,7 +170,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                 xa[k] = rmsi_pack16<T>(a);
             }
             if (p.h) {
-                uint4 *hr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, r, p.h_ld));
+                uint4 *hr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, r, p.h_ld)) + v0;
 #pragma unroll
                 for (int k = 0; k < NV; k++) {
                     const int i = t + k * tpr;
@@ -189,7 +200,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
             for (int k = 0; k < NV; k++) {
                 const int i = t + k * tpr;
                 if (live && i < nvec) {
-                    rmsi_fwd_wload<T, W>(p, i, wpa[k]);
+                    rmsi_fwd_wload<T, W>(p, v0 + i, wpa[k]);
                 } else if (Q) {
 #pragma unroll
                     for (int c = 0; c < WCH; c++)
@@ -208,8 +219,10 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                 ss += a[e] * a[e];
         }
         ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
+        if (cls)
+            ss = rmsi_cluster_reduce(ss, xs, cls, ph, rmsi_op_sum());
         const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
-        if (p.rstd && live && t == 0)
+        if (p.rstd && live && t == 0 && v0 == 0)
             p.rstd[row] = rs;
 
         float s_row = s_tensor;
@@ -221,18 +234,20 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                 if (!(live && i < nvec))
                     continue;
                 float v[VEC];
-                rmsi_fwd_value<T, W, F>(p, xa[k], i, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
+                rmsi_fwd_value<T, W, F>(p, xa[k], v0 + i, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     amax = fmaxf(amax, fabsf(v[e]));
             }
             amax = rmsi_row_reduce(amax, red, rmsi_op_max());
+            if (cls)
+                amax = rmsi_cluster_reduce(amax, xs, cls, ph, rmsi_op_max());
             s_row = rmsi_d_dynamic_scale(amax, p.scale_ub, p.fmax, p.s_min, p.pow2);
-            if (live && t == 0)
+            if (live && t == 0 && v0 == 0)
                 p.scale[row] = s_row;
         }
 
-        uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) : nullptr;
+        uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) + v0 : nullptr;
         /* CUDA's block quantiser takes every vector's values and amax
          * first, then the NV block amax butterflies side by side, then the
          * scales and codes; in the loop below each vector's shuffles and
@@ -247,7 +262,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                 for (int k = 0; k < NV; k++) {
                     const int i = t + k * tpr;
                     const bool on = live && i < nvec;
-                    rmsi_fwd_value<T, W, F>(p, xa[k], on ? i : 0, rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
+                    rmsi_fwd_value<T, W, F>(p, xa[k], v0 + (on ? i : 0), rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
                     if (yr && on)
                         rmsi_st16(yr + i, rmsi_pack16<T>(v[k]), F::cache(p) & RMSI_CACHE_ST);
                     am[k] = 0.0f;
@@ -263,9 +278,10 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                         continue;
                     const float s = rmsi_d_dynamic_scale(am[k], 0.0f, p.fmax, p.s_min, p.pow2);
                     if ((t % L) == 0)
-                        p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
+                        p.scale[(int64_t)((v0 + i) / L) * p.scale_ld + row] = s;
                     /* 1 / s: see the comment on the loop below */
-                    rmsi_fp8_quant<VEC>(v[k], s, true, p.fp8, rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC);
+                    rmsi_fp8_quant<VEC>(v[k], s, true, p.fp8,
+                                        rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)(v0 + i) * VEC);
                 }
                 continue;
             }
@@ -282,7 +298,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
             if (!qblock && !on)
                 continue;
             float v[VEC];
-            rmsi_fwd_value<T, W, F>(p, xa[k], on ? i : 0, rs, v, WP ? wpa[WP ? k : 0] : nullptr);
+            rmsi_fwd_value<T, W, F>(p, xa[k], v0 + (on ? i : 0), rs, v, WP ? wpa[WP ? k : 0] : nullptr);
             if (yr && on)
                 rmsi_st16(yr + i, rmsi_pack16<T>(v), F::cache(p) & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {
@@ -295,7 +311,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                     amax = rmsi_warp_reduce(amax, L, rmsi_op_max());
                     s = rmsi_d_dynamic_scale(amax, 0.0f, p.fmax, p.s_min, p.pow2);
                     if (on && (t % L) == 0)
-                        p.scale[(int64_t)(i / L) * p.scale_ld + row] = s;
+                        p.scale[(int64_t)((v0 + i) / L) * p.scale_ld + row] = s;
                 }
                 /* A dynamic scale is >= 1 / (fmax * 512): its reciprocal is
                  * finite, and v * (1 / s) is within an fp32 ulp of v / s, so
@@ -304,7 +320,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                  * tiny: divided, as the reference. */
                 if (on)
                     rmsi_fp8_quant<VEC>(v, s, p.quant != RMSI_Q_TENSOR, p.fp8,
-                                        rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)i * VEC);
+                                        rmsi_row<uint8_t>(p.q, r, p.q_ld) + (int64_t)(v0 + i) * VEC);
             }
         }
     }
@@ -323,39 +339,58 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
  * vectors and for the other ops made ptxas hoist their weight loads and spill
  * under the register caps, and four bodies cost the fp32 and 8-vector kernels
  * an occupancy step on gfx942 (docs/perf/amd-isa.md). */
-template <typename T, typename W, int NV, bool Q, bool R, bool WL, bool ONE>
+template <typename T, typename W, int NV, bool Q, bool R, bool WL, bool ONE, bool CL>
 __device__ __forceinline__ void rmsi_fwd_reg_plain(const rmsi_fwd_params &p, float *red)
 {
     if (p.llama) {
         if (p.w)
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 1, ONE ? 0 : -1>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 1, ONE ? 0 : -1>, ONE, CL>(p, red);
         else
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 0, ONE ? 0 : -1>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<1, 0, ONE ? 0 : -1>, ONE, CL>(p, red);
     } else {
         if (p.w)
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 1, ONE ? 0 : -1>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 1, ONE ? 0 : -1>, ONE, CL>(p, red);
         else
-            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 0, ONE ? 0 : -1>, ONE>(p, red);
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags<0, 0, ONE ? 0 : -1>, ONE, CL>(p, red);
     }
 }
 
-template <typename T, typename W, int NV, bool Q, bool R, bool WL>
-__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, WL ? RMSI_FWD_REGS_WL(R, sizeof(W) > sizeof(T))
-                                                   : RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T)))
+/* CL: the cluster-split instantiation (rmsi_fwd_reg_body), built for sm_90
+ * and later only (launched nowhere else: rmsi_shape.cluster), with more
+ * registers than the others' caps: 8 (16 with fp8 output, and at 4 vectors
+ * without the weights with the row, where 8 spilled 2-12 bytes). 2 and 4
+ * vectors only: at 8 the caps would not leave 512 threads room (a residual's
+ * 128 + 16 registers), and 8 CTAs of 512 x 8 vectors (262144 bf16 columns)
+ * were 8% slower than the multi-pass kernel (S23-1). */
+#define RMSI_FWD_REGS_CL(cl, nv, q, wl) ((cl) ? (((nv) >= 4 && !(wl)) || (q) ? 16 : 8) : 0)
+template <typename T, typename W, int NV, bool Q, bool R, bool WL, bool CL>
+__global__ void RMSI_KERNEL_REGS(RMSI_REG_MAXT, (WL ? RMSI_FWD_REGS_WL(R, sizeof(W) > sizeof(T))
+                                                    : RMSI_FWD_REGS(NV, Q, R, sizeof(W) > sizeof(T))) +
+                                                    RMSI_FWD_REGS_CL(CL, NV, Q, WL))
     rmsi_fwd_reg(const rmsi_fwd_params p)
 {
     rmsi_pdl_enter();
-    __shared__ float red[RMSI_MAX_WARPS];
+    /* the row reduction's scratch, then (CL) the cluster sum's two slot sets */
+    __shared__ float red[RMSI_MAX_WARPS + (CL ? 2 * RMSI_MAX_CLUSTER : 0)];
+    if constexpr (CL) {
+#if RMSI_HAVE_CLUSTER && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+        if constexpr (!Q && !R && NV <= 4 && sizeof(T) == 2)
+            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false, true>(p, red);
+        else
+            rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false, true>(p, red);
+#endif
+        return;
+    }
     if constexpr (!Q && !R && NV <= 4 && sizeof(T) == 2) {
         if constexpr (NV > 2) {
-            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false>(p, red);
+            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, false, false>(p, red);
             return;
         } else if ((int64_t)gridDim.x * blockDim.y >= p.rows && p.cache == 0) {
-            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, true>(p, red);
+            rmsi_fwd_reg_plain<T, W, NV, Q, R, WL, true, false>(p, red);
             return;
         }
     }
-    rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false>(p, red);
+    rmsi_fwd_reg_body<T, W, NV, Q, R, WL, rmsi_fflags_rt, false, false>(p, red);
 }
 
 /* h of element group i (VEC elements) in the passes after the first. */
@@ -400,15 +435,16 @@ __device__ __forceinline__ void rmsi_fwd_normalise(const rmsi_fwd_params &p, int
  * packed until used: h_out once stored, else x (+ the residual). */
 template <typename T, int VEC> struct rmsi_fwd_mh {
     rmsi_mvec<T, VEC> a, b;
-    __device__ __forceinline__ void load(const rmsi_fwd_params &p, int64_t row, int64_t i, int64_t nvec)
+    __device__ __forceinline__ void load(const rmsi_fwd_params &p, int64_t row, int64_t i, int64_t nvec,
+                                         uint64_t pol)
     {
         if (p.h) {
-            a.load(p.h, row, p.h_ld, i, nvec);
+            a.load_pol(p.h, row, p.h_ld, i, nvec, pol);
             return;
         }
-        a.load(p.x, row, p.x_ld, i, nvec);
+        a.load_pol(p.x, row, p.x_ld, i, nvec, pol);
         if (p.res)
-            b.load(p.res, row, p.res_ld, i, nvec);
+            b.load_pol(p.res, row, p.res_ld, i, nvec, pol);
     }
     __device__ __forceinline__ void get(const rmsi_fwd_params &p, float *h) const
     {
@@ -436,11 +472,11 @@ template <typename T, int VEC> struct rmsi_fwd_mh {
 
 template <typename T, int VEC, int N>
 __device__ __forceinline__ void rmsi_fwd_mh_load_n(rmsi_fwd_mh<T, VEC> (&v)[N], const rmsi_fwd_params &p, int64_t row,
-                                                   int64_t i0, int nt, int64_t nvec)
+                                                   int64_t i0, int nt, int64_t nvec, uint64_t pol)
 {
 #pragma unroll
     for (int u = 0; u < N; u++)
-        v[u].load(p, row, i0 + (int64_t)u * nt, nvec);
+        v[u].load(p, row, i0 + (int64_t)u * nt, nvec, pol);
 }
 
 template <typename T, typename W, int VEC>
@@ -452,6 +488,12 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
     const int nt = (int)blockDim.x;
     const int64_t nvec = p.cols / VEC;
     const float s_tensor = p.quant == RMSI_Q_TENSOR ? p.scale[0] : 1.0f;
+    /* cache & LD (16-byte path): the passes before the last keep the row in
+     * L2 (evict last) for the re-reads, the last read lets it go (evict
+     * first); cache & ST: y stores stream. */
+    const bool l2 = (p.cache & RMSI_CACHE_LD) != 0;
+    const uint64_t pol_keep = rmsi_l2_policy(l2 ? RMSI_L2_LAST : RMSI_L2_NORMAL);
+    const uint64_t pol_last = rmsi_l2_policy(l2 ? RMSI_L2_FIRST : RMSI_L2_NORMAL);
 
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         float ss = 0.0f;
@@ -459,9 +501,9 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
             rmsi_mvec<T, VEC> xv[RMSI_MULTI_U], rv[RMSI_MULTI_U];
 #pragma unroll
             for (int u = 0; u < RMSI_MULTI_U; u++) {
-                xv[u].load(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec);
+                xv[u].load_pol(p.x, row, p.x_ld, i0 + (int64_t)u * nt, nvec, pol_keep);
                 if (p.res)
-                    rv[u].load(p.res, row, p.res_ld, i0 + (int64_t)u * nt, nvec);
+                    rv[u].load_pol(p.res, row, p.res_ld, i0 + (int64_t)u * nt, nvec, pol_keep);
             }
             /* vectors past the row hold +0: they add nothing, and the order
              * (t, t + nt, ...) is the unbatched loop's */
@@ -527,7 +569,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
             float amax = 0.0f;
             for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
                 rmsi_fwd_mh<T, VEC> hv[RMSI_MULTI_U];
-                rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec);
+                rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec, pol_keep);
 #pragma unroll
                 for (int u = 0; u < RMSI_MULTI_U; u++) {
                     float v[VEC];
@@ -545,15 +587,25 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
         }
         for (int64_t i0 = t; i0 < nvec; i0 += (int64_t)nt * RMSI_MULTI_U) {
             rmsi_fwd_mh<T, VEC> hv[RMSI_MULTI_U];
-            rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec);
+            rmsi_fwd_mh_load_n(hv, p, row, i0, nt, nvec, pol_last);
 #pragma unroll
             for (int u = 0; u < RMSI_MULTI_U; u++) {
                 const int64_t i = i0 + (int64_t)u * nt;
                 float v[VEC];
                 if (!hv[u].template normalised<W>(p, i, nvec, rs, v))
                     break;
-                if (p.y)
-                    rmsi_vec<T, VEC>::store(rmsi_row<T>(p.y, row, p.y_ld) + i * VEC, v);
+                if (p.y) {
+                    T *yr = rmsi_row<T>(p.y, row, p.y_ld) + i * VEC;
+                    bool done = false;
+                    if constexpr (VEC * sizeof(T) == 16) {
+                        if (p.cache & RMSI_CACHE_ST) {
+                            rmsi_st_stream(reinterpret_cast<uint4 *>(yr), rmsi_pack16<T>(v));
+                            done = true;
+                        }
+                    }
+                    if (!done)
+                        rmsi_vec<T, VEC>::store(yr, v);
+                }
                 if (p.quant != RMSI_Q_NONE)
                     rmsi_fp8_quant<VEC>(v, s, false, p.fp8, rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC);
             }
@@ -565,18 +617,28 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 
 typedef void (*rmsi_fwd_kernel)(const rmsi_fwd_params);
 
-template <typename T, typename W, bool Q, bool R>
+template <typename T, typename W, bool Q, bool R, bool CL>
 rmsi_fwd_kernel rmsi_fwd_reg_nv(int nv, int wl)
 {
     if (wl) /* weights with the row: 4 vectors without fp8 output only */
-        return nv == 4 && !Q ? rmsi_fwd_reg<T, W, 4, Q, R, !Q> : nullptr;
+        return nv == 4 && !Q ? rmsi_fwd_reg<T, W, 4, Q, R, !Q, CL> : nullptr;
     switch (nv) {
-    case 1: return rmsi_fwd_reg<T, W, 1, Q, R, false>;
-    case 2: return rmsi_fwd_reg<T, W, 2, Q, R, false>;
-    case 4: return rmsi_fwd_reg<T, W, 4, Q, R, false>;
-    case 8: return rmsi_fwd_reg<T, W, 8, Q, R, false>;
+    case 1: return CL ? nullptr : rmsi_fwd_reg<T, W, 1, Q, R, false, false>; /* split rows: 2 or 4 vectors */
+    case 2: return rmsi_fwd_reg<T, W, 2, Q, R, false, CL>;
+    case 4: return rmsi_fwd_reg<T, W, 4, Q, R, false, CL>;
+    case 8: return CL ? nullptr : rmsi_fwd_reg<T, W, 8, Q, R, false, false>;
     default: return nullptr;
     }
+}
+
+template <typename T, typename W, bool CL>
+rmsi_fwd_kernel rmsi_fwd_pick_reg(const rmsi_config *c, bool q, bool r)
+{
+    if (q)
+        return r ? rmsi_fwd_reg_nv<T, W, true, true, CL>(c->nv, c->stage)
+                 : rmsi_fwd_reg_nv<T, W, true, false, CL>(c->nv, c->stage);
+    return r ? rmsi_fwd_reg_nv<T, W, false, true, CL>(c->nv, c->stage)
+             : rmsi_fwd_reg_nv<T, W, false, false, CL>(c->nv, c->stage);
 }
 
 template <typename T, typename W>
@@ -584,11 +646,11 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
 {
     if (c->path == RMSI_PATH_MULTI)
         return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
-    if (q)
-        return r ? rmsi_fwd_reg_nv<T, W, true, true>(c->nv, c->stage)
-                 : rmsi_fwd_reg_nv<T, W, true, false>(c->nv, c->stage);
-    return r ? rmsi_fwd_reg_nv<T, W, false, true>(c->nv, c->stage)
-             : rmsi_fwd_reg_nv<T, W, false, false>(c->nv, c->stage);
+#if RMSI_HAVE_CLUSTER
+    if (c->cl > 1)
+        return rmsi_fwd_pick_reg<T, W, true>(c, q, r);
+#endif
+    return c->cl > 1 ? nullptr : rmsi_fwd_pick_reg<T, W, false>(c, q, r);
 }
 
 rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q, bool r)
@@ -615,8 +677,13 @@ int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const r
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
     q.cache = rmsi_cache_bits(c->cache);
+    const int cl = c->path == RMSI_PATH_MULTI ? 1 : c->cl;
+    q.cls = cl == 8 ? 3 : (cl == 4 ? 2 : (cl == 2 ? 1 : 0));
+    if ((1 << q.cls) != cl || grid % cl != 0)
+        return -1;
     dim3 block((unsigned)c->tpr, c->path == RMSI_PATH_MULTI ? 1u : (unsigned)c->rpc, 1u);
-    return rmsi_launch_k(k, dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream, pdl, q) == RMSI_SUCCESS
+    return rmsi_launch_kc(k, dim3((unsigned)grid, 1u, 1u), block, 0, (rmsi_stream_t)stream, pdl, cl, q) ==
+                   RMSI_SUCCESS
                ? 0
                : -1;
 }

@@ -34,6 +34,7 @@ struct rmsi_fwd_params {
     float s_min;       /* 1 / (fmax * 512): the dynamic scale's floor (ref/formats.h rmsi_dynamic_scale) */
     int llama, pow2, quant, fp8;
     int cache;         /* RMSI_CACHE_* bits of rmsi_config.cache, set by the launcher */
+    int cls;           /* log2 of rmsi_config.cl: the CTAs of a cluster a row is split over (0: none) */
 };
 
 struct rmsi_bwd_params {
@@ -66,22 +67,29 @@ struct rmsi_bwd_params {
  *          n = a grid-stride loop over n CTAs per SM. backward (always
  *          persistent: the grid is the dw partial count): CTAs per SM, 0 = as
  *          many as fit (occupancy API).
- *   cache  streaming hints on the activations (ld.global.cs / st.global.cs:
- *          evict first, each byte is used once): 0 = none, 1 = loads and
- *          stores, 2 = loads only, 3 = stores only.
+ *   cache  cache hints on the activations: 0 = none, 1 = loads and stores,
+ *          2 = loads only, 3 = stores only. REG, forward and backward: streaming
+ *          (ld.global.cs / st.global.cs: evict first, each byte is used
+ *          once). Forward MULTI, 16-byte path: loads through L2 policies,
+ *          evict last in the passes before the last (their bytes are read
+ *          again), evict first in the last; stores streaming.
  *   stage  backward, REG, nv >= 2: 1 = the next row's x and dy are copied
  *          into shared memory (cp.async) while this row is computed, a
  *          pipeline depth of one row without registers; 0 = none (nv <= 2
  *          prefetch into registers instead). forward, REG, nv = 4, no fp8
  *          output: 1 = the weights are loaded with the row (as at 1 and 2
  *          vectors), one memory latency a row for 16 more registers.
- *   cl     backward, REG: CTAs of a thread block cluster (1 or 2; sm_90+)
- *          whose dw accumulators are summed through distributed shared
- *          memory into one partial row (over the row groups too), so the
- *          workspace holds grid / cl partial rows instead of grid * rpc and
- *          the reduction launch reads that many fewer. 1 elsewhere. (The
- *          kernel takes up to 8; 4 and 8 ran 1.5x slower in S9-1 and 8 did
- *          not launch at every shape.)
+ *   cl     CTAs of a thread block cluster (sm_90+; REG only; 1 elsewhere).
+ *          backward (1 or 2): whose dw accumulators are summed through
+ *          distributed shared memory into one partial row (over the row
+ *          groups too), so the workspace holds grid / cl partial rows
+ *          instead of grid * rpc and the reduction launch reads that many
+ *          fewer. (The kernel takes up to 8; 4 and 8 ran 1.5x slower in S9-1
+ *          and 8 did not launch at every shape.) forward (1, 2, 4 or 8; one
+ *          row a CTA, cps = 0): the CTAs a row is split over, each holding
+ *          a contiguous 1/cl of it in registers, their sums exchanged through
+ *          distributed shared memory: rows too wide for one CTA's registers
+ *          still read x once.
  */
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 /* The kernels' view of the cache knob: which accesses stream. */

@@ -77,4 +77,35 @@ __device__ __forceinline__ float rmsi_row_reduce(float v, float *sm, Op op)
     return r;
 }
 
+/* The total of a row split over the 2^cls CTAs of a cluster (the forward's
+ * cl knob), from each CTA's rmsi_row_reduce result v (one row group a CTA):
+ * thread k < cl stores v into slot [rank] of CTA k's xs[ph] (distributed
+ * shared memory), one cluster barrier, then every CTA adds the slots in rank
+ * order: the same bits in each. ph starts at -1, after the caller's
+ * rmsi_cluster_arrive_relaxed at kernel entry: the first call waits on that
+ * arrival, so that no CTA stores into one that has not started. ph then
+ * flips every call, so that a CTA's stores never land on slots another CTA
+ * has yet to read: it writes xs[ph] again only after the barrier of the call
+ * between, which the reader reaches after its reads. No barrier is needed
+ * before exit for the same reason: no CTA touches another's shared memory
+ * after the last barrier. */
+template <class Op>
+__device__ __forceinline__ float rmsi_cluster_reduce(float v, float (*xs)[RMSI_MAX_CLUSTER], int cls, int &ph, Op op)
+{
+    const int cl = 1 << cls;
+    const int tx = rmsi_tid_x();
+    if (ph < 0) {
+        rmsi_cluster_wait();
+        ph = 0;
+    }
+    if (tx < cl)
+        *rmsi_cluster_map(&xs[ph][rmsi_ctaid_x() & (cl - 1)], (unsigned)tx) = v;
+    rmsi_cluster_sync();
+    float r = xs[ph][0];
+    for (int k = 1; k < cl; k++)
+        r = op(r, xs[ph][k]);
+    ph ^= 1;
+    return r;
+}
+
 #endif /* RMSNORM_GPU_REDUCE_H */

@@ -14,6 +14,9 @@
 
 #include <stdint.h>
 
+/* rmsi_l2_policy's hints (a plain load everywhere on HIP). */
+enum { RMSI_L2_NORMAL = 0, RMSI_L2_LAST = 1, RMSI_L2_FIRST = 2 };
+
 #if defined(__HIP__) || defined(__HIPCC__) || defined(RMSI_VENDOR_HIP)
 /* ---- AMD (HIP) ---------------------------------------------------------- */
 #if defined(RMSI_HIP_MINIMAL)
@@ -60,6 +63,14 @@ __device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v)
     __builtin_nontemporal_store(v.w, &p->w);
 }
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return *p; }
+/* No L2 eviction-priority policies here (the CUDA branch says what they are
+ * for): plain loads. */
+__device__ __forceinline__ uint64_t rmsi_l2_policy(int hint) { return (uint64_t)hint; }
+__device__ __forceinline__ uint4 rmsi_ld_policy(const uint4 *p, uint64_t pol)
+{
+    (void)pol;
+    return *p;
+}
 /* No asynchronous global -> LDS copy is used on AMD: a plain copy keeps the
  * staged backward compiling (the HIP ladder never selects it). */
 __device__ __forceinline__ void rmsi_cp_async16(uint4 *smem, const uint4 *g) { *smem = *g; }
@@ -102,7 +113,7 @@ __device__ __forceinline__ int rmsi_ctaid_x() { return (int)blockIdx.x; }
 __device__ __forceinline__ unsigned rmsi_cluster_rank() { return 0u; }
 __device__ __forceinline__ void rmsi_cluster_sync() {}
 template <typename P>
-__device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
+__device__ __forceinline__ P *rmsi_cluster_map(P *p, unsigned rank)
 {
     (void)rank;
     return p;
@@ -182,6 +193,30 @@ __device__ __forceinline__ float rmsi_f16_to_f32_hw(uint16_t h)
 __device__ __forceinline__ uint4 rmsi_ld_stream(const uint4 *p) { return __ldcs(p); }
 __device__ __forceinline__ void rmsi_st_stream(uint4 *p, uint4 v) { __stcs(p, v); }
 __device__ __forceinline__ uint4 rmsi_ld_const(const uint4 *p) { return __ldg(p); }
+/* L2 eviction priorities (sm_80+) for data read twice: a policy made once a
+ * kernel (hint RMSI_L2_LAST: keep, for a first pass whose bytes a later pass
+ * re-reads; RMSI_L2_FIRST: evict first, for that last read; RMSI_L2_NORMAL:
+ * the default), then loads that carry it. */
+__device__ __forceinline__ uint64_t rmsi_l2_policy(int hint)
+{
+    uint64_t p;
+    if (hint == RMSI_L2_LAST)
+        asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    else if (hint == RMSI_L2_FIRST)
+        asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    else
+        asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ uint4 rmsi_ld_policy(const uint4 *p, uint64_t pol)
+{
+    uint4 v;
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(pol)
+                 : "memory");
+    return v;
+}
 /* cp.async.cg (sm_80+): a 16-byte global -> shared copy that completes in the
  * background (L2 only, as the row is read once); commit closes a group,
  * wait_all waits for this thread's groups, wait_but1 for all but the newest. */
@@ -326,12 +361,12 @@ __device__ __forceinline__ void rmsi_cluster_sync()
 #endif
 }
 template <typename P>
-__device__ __forceinline__ const P *rmsi_cluster_map(const P *p, unsigned rank)
+__device__ __forceinline__ P *rmsi_cluster_map(P *p, unsigned rank)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     uint64_t a;
     asm volatile("mapa.u64 %0, %1, %2;" : "=l"(a) : "l"(p), "r"(rank));
-    return reinterpret_cast<const P *>(a);
+    return reinterpret_cast<P *>(a);
 #else
     (void)rank;
     return p;
@@ -491,5 +526,8 @@ __device__ __forceinline__ void rmsi_st16(uint4 *p, uint4 v, int streaming)
 /* Largest CTA the kernels are built for; reductions size shared memory by it. */
 #define RMSI_MAX_THREADS 1024
 #define RMSI_MAX_WARPS (RMSI_MAX_THREADS / RMSI_WARP)
+/* Largest cluster a forward row is split over (rmsi_config.cl; the portable
+ * cluster size). */
+#define RMSI_MAX_CLUSTER 8
 
 #endif /* RMSNORM_GPU_VENDOR_H */

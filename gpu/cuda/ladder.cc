@@ -14,10 +14,15 @@
  * Both ops (VEC = 16 / sizeof(T) elements per 16-byte vector, nvec = cols/VEC):
  *  1. Not 16-byte friendly (a pointer, a stride or cols not a multiple of VEC):
  *     multi-pass, one element per access.
- *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): multi-pass, 16-byte
- *     accesses, 256 threads per row forward, 512 backward (the re-read hits
- *     L2 in part); 16-bit rows without fusions: 512 forward up to 4096
- *     vectors, 1024 backward from 4096 to 8192 (session 22).
+ *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): forward 16-bit rows
+ *     without fusions up to 8192 vectors, where the device has clusters:
+ *     the row split over a cluster of 4 or 8 CTAs, each holding its slice
+ *     in registers (rmsi_fwd_cluster, session 23). Otherwise multi-pass,
+ *     16-byte accesses, 256 threads per row forward, 512 backward (the
+ *     re-read hits L2 in part); 16-bit forward rows (plain, fused add,
+ *     per-token fp8 to 8192 vectors): 512 threads with L2 eviction hints
+ *     (cache = 1, session 23); backward 16-bit rows without a residual
+ *     gradient: 1024 threads from 4096 to 8192 vectors (session 22).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1), the default cache policy
@@ -110,6 +115,14 @@ static int rmsi_nv_for(const rmsi_shape *s, int tpr)
     return (int)rmsi_pow2ceil(rmsi_cdiv(rmsi_nvec(s), tpr));
 }
 
+/* A register config's vectors a thread: a forward row split over a cluster
+ * (cl > 1) gives each CTA 1/cl of it. */
+static int rmsi_nv_cfg(const rmsi_shape *s, const rmsi_config *c)
+{
+    const int64_t nvec = s->op == RMSI_OP_FWD && c->cl > 1 ? rmsi_nvec(s) / c->cl : rmsi_nvec(s);
+    return (int)rmsi_pow2ceil(rmsi_cdiv(nvec, c->tpr));
+}
+
 /* Rows per CTA: CTAs of at least 128 threads (at most 32 groups, the
  * backward's partial rule), except that a forward row of two warps gets its
  * own CTA (measured best at 2048..8192 columns); the unstaged backward keeps
@@ -164,7 +177,8 @@ static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c);
 static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
 {
     if (s->op == RMSI_OP_FWD) {
-        if (c->path != RMSI_PATH_REG || c->nv != 4 || s->quant != RMSI_Q_NONE)
+        /* a row split over a cluster: 0 (rmsi_fwd_cluster says why) */
+        if (c->path != RMSI_PATH_REG || c->nv != 4 || s->quant != RMSI_Q_NONE || c->cl > 1)
             return 0;
         const int64_t nvec = rmsi_nvec(s);
         return !(s->esz == 2 && !s->res && s->rows >= 64LL * s->sms && nvec > 768 && !rmsi_is_pow2(nvec));
@@ -302,33 +316,89 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
         *c = m;
 }
 
+/* Forward rows wider than one CTA's registers (rule 2's nvec > 2048) on
+ * devices with clusters: the row split over the fewest CTAs (4 or 8) that
+ * leave each at most 1024 vectors (8192 bf16 columns, the width where the
+ * one-CTA kernel is at the HBM wall), 4 vectors a thread, the weights loaded
+ * after the reduction (stage = 0: 56 registers, 4 CTAs of 256 an SM; the
+ * weights with the row took 72 and 3 CTAs). Measured against the multi-pass
+ * path's best pin (S23-1, rmsnorm-bench, us): 4096x32768 220.8 -> 175.8,
+ * 8192x32768 429.2 -> 349.5, 2048x65536 (stage = 1 there) 243.7 -> 198.2.
+ * Not taken: wider rows (8 CTAs of 512 threads at 1024x131072 and of 512 x 8
+ * vectors at 512x262144 were 13% and 8% slower than the multi-pass
+ * kernel), rows within one CTA's reach (8192x16384 as 2 or 4 CTAs: 202-228
+ * us against 134.8), and the fusions, fp8 output and fp32 rows (not
+ * measured). 0 where the shape is not one of these or the row does not
+ * split evenly (then the multi-pass path). */
+static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (s->esz != 2 || s->res || s->quant != RMSI_Q_NONE || nvec > 8192)
+        return 0;
+    int cl = 2;
+    while (nvec / cl > 1024)
+        cl *= 2;
+    rmsi_config m = *c;
+    m.path = RMSI_PATH_REG;
+    m.vec = 16;
+    m.tpr = (int)rmsi_tpr_for_nv(nvec / cl, 4, 4);
+    m.rpc = 1;
+    m.cl = cl;
+    m.cps = 0;
+    m.cache = 0;
+    m.nv = rmsi_nv_cfg(s, &m);
+    m.stage = rmsi_stage_for(s, &m);
+    if (!rmsi_config_valid(s, &m))
+        return 0;
+    *c = m;
+    return 1;
+}
+
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
     rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
+    if (fwd && s->vec_ok && s->cluster && nvec > rmsi_reg_nvec_max(s) && rmsi_fwd_cluster(s, &c)) {
+        *out = c;
+        return;
+    }
     if (!s->vec_ok || nvec > rmsi_reg_nvec_max(s)) {
         c.path = RMSI_PATH_MULTI;
         c.vec = s->vec_ok ? 16 : 0;
         c.tpr = fwd ? 256 : 512;
         c.rpc = 1;
         c.nv = 0;
-        if (s->vec_ok && s->esz == 2 && !s->res && (!fwd || s->quant == RMSI_Q_NONE)) {
-            /* 16-bit rows of 4096 vectors (32768 columns) and near: wider
-             * CTAs (S22-4, S22-5, rmsnorm-bench, pinned against 979f9a1's
-             * ladder: forward at 512 threads 4096x32768 238.0 -> 223.0 us,
-             * 8192x32768 458.6 -> 432.3, but 2048x65536 -0.5%, 1024x131072
-             * +3.6%, 512x262144 +1.9%; backward at 1024 threads 4096x32768
-             * 577.2 -> 463.2, 2048x32768 295.7 -> 241.1, 8192x32768 1147.3
-             * -> 906.6, 2048x65536 604.1 -> 596.0, but 8192x12288 +18%,
-             * 8192x16384 +2%, 512x262144 +3.5%). Plain forward and
-             * backward only: the fusions were not measured. */
-            if (fwd && nvec <= 4096)
-                c.tpr = 512;
-            if (!fwd && nvec >= 4096 && nvec <= 8192)
-                c.tpr = 1024;
+        if (s->vec_ok && s->esz == 2 && fwd && (s->quant == RMSI_Q_NONE || nvec <= 8192)) {
+            /* 16-bit rows, plain forward and fused add, fp8 output up to
+             * 8192 vectors: 512 threads, the first pass's loads kept in L2
+             * (evict last), the last pass's evict first, y streamed
+             * (cache = 1; forward.cu rmsi_fwd_multi). S23-2, rmsnorm-bench,
+             * pinned against the ladder of the time (256 threads, or 512 to
+             * 4096 vectors, cache = 0), us: forward 4096x32768 222.3 ->
+             * 196.5 (the cluster path, above, 178.0), 1024x131072 241.4 ->
+             * 230.1, 512x262144 237.8 -> 232.4 (within 1.7% of the best
+             * pins, tpr=1024 and tpr=256 with cache=1); fused add
+             * 4096x32768 366.9 -> 321.1, 2048x65536 368.7 -> 341.2,
+             * 512x262144 370.8 -> 352.8; per-token fp8 4096x32768 316.0 ->
+             * 300.4, 2048x65536 337.3 -> 301.0, but 512x262144 330.7 ->
+             * 335.2, so fp8 output not above 8192 vectors; S23-3, add +
+             * block fp8 4096x32768 583.5 -> 559.6, 2048x65536 583.3 ->
+             * 572.5; S23-4 (the old choice pinned against this rule, at
+             * 4096x32768 and 2048x65536): per-tensor fp8 234.6 -> 227.3 and
+             * 247.9 -> 232.1, block fp8 595.7 -> 516.0 and 696.3 -> 595.6,
+             * add + per-token fp8 482.1 -> 431.9 and 475.2 -> 453.7. */
+            c.tpr = 512;
+            c.cache = 1;
         }
+        if (s->vec_ok && s->esz == 2 && !s->res && !fwd && nvec >= 4096 && nvec <= 8192)
+            /* backward at 1024 threads from 4096 to 8192 vectors (S22-4,
+             * S22-5, pinned against 979f9a1's ladder: 4096x32768 577.2 ->
+             * 463.2, 2048x32768 295.7 -> 241.1, 8192x32768 1147.3 ->
+             * 906.6, 2048x65536 604.1 -> 596.0, but 8192x12288 +18%,
+             * 8192x16384 +2%, 512x262144 +3.5%) */
+            c.tpr = 1024;
         *out = c;
         return;
     }
@@ -504,9 +574,21 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3 || c->stage < 0 || c->stage > 1)
         return 0;
-    /* clusters: the register backward's dw partials, where the device has them */
-    if (c->cl != 1 && (c->cl != 2 || s->op == RMSI_OP_FWD || !s->cluster || c->path != RMSI_PATH_REG))
-        return 0;
+    /* clusters, where the device has them, register path only: the
+     * backward's dw partials (2); a forward row split over 2, 4 or 8 CTAs,
+     * one row a CTA, the grid covering the rows, each CTA a whole number of
+     * vectors (and of 1x128 blocks for the block quantiser), at least a warp
+     * a CTA (its first cl threads push the CTA's sums, reduce.h) and 2 or
+     * 4 vectors a thread (the kernels built for it, forward.cu) */
+    if (c->cl != 1) {
+        const int fwd = s->op == RMSI_OP_FWD;
+        if (!s->cluster || c->path != RMSI_PATH_REG || (fwd ? !rmsi_is_pow2(c->cl) || c->cl > 8 : c->cl != 2))
+            return 0;
+        if (fwd && (c->rpc != 1 || c->cps != 0 || c->tpr < RMSI_LADDER_WARP || c->nv < 2 || c->nv > 4 ||
+                    rmsi_nvec(s) % c->cl != 0 ||
+                    (s->quant == RMSI_Q_BLOCK && s->cols / c->cl % 128 != 0)))
+            return 0;
+    }
     /* lean: the backward's staged 2-vector kernel at 64 registers */
     if (c->lean != 0 &&
         (c->lean != 1 || s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv != 2 || !c->stage || s->f16))
@@ -535,7 +617,7 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
     if (!rmsi_is_pow2(c->rpc) || c->rpc > 32 || (int64_t)c->tpr * c->rpc > RMSI_REG_MAXT ||
         (int64_t)c->tpr * c->rpc < (s->op == RMSI_OP_FWD ? 32 : 64))
         return 0;
-    if (c->nv != rmsi_nv_for(s, c->tpr) || c->nv > (s->op == RMSI_OP_FWD ? 8 : 4))
+    if (c->nv != rmsi_nv_cfg(s, c) || c->nv > (s->op == RMSI_OP_FWD ? 8 : 4))
         return 0;
     if (s->op == RMSI_OP_FWD && s->quant == RMSI_Q_BLOCK && c->tpr < 128 / (16 / s->esz))
         return 0;
@@ -564,24 +646,29 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.vec = pin->vec;
     if (pin->tpr >= 0)
         c.tpr = pin->tpr;
+    const int fwd = s->op == RMSI_OP_FWD;
+    if (pin->cl >= 0)
+        c.cl = pin->cl;
+    else if (c.path == RMSI_PATH_MULTI)
+        c.cl = 1;
     if (c.path == RMSI_PATH_REG && c.tpr > 0)
-        c.nv = rmsi_nv_for(s, c.tpr);
+        c.nv = rmsi_nv_cfg(s, &c);
     if (pin->stage >= 0)
         c.stage = pin->stage;
     else
         c.stage = rmsi_stage_for(s, &c); /* a pinned tpr or path may change nv */
     if (pin->rpc >= 0)
         c.rpc = pin->rpc;
+    else if (fwd && c.cl > 1)
+        c.rpc = 1; /* a split row is the CTA's one row */
     else if (c.path == RMSI_PATH_REG && pin->tpr >= 0)
         c.rpc = (int)rmsi_rpc_for(s, c.tpr > 0 ? c.tpr : 1, c.stage);
     if (pin->cps >= 0)
         c.cps = pin->cps;
     if (pin->cache >= 0)
         c.cache = pin->cache;
-    if (pin->cl >= 0)
-        c.cl = pin->cl;
-    else if (c.path == RMSI_PATH_MULTI || c.nv < 2)
-        c.cl = 1; /* the ladder's clusters are for its own register config */
+    if (pin->cl < 0 && !fwd && (c.path == RMSI_PATH_MULTI || c.nv < 2))
+        c.cl = 1; /* the backward ladder's clusters are for its own register config */
     if (pin->lean >= 0)
         c.lean = pin->lean;
     else if (c.path != RMSI_PATH_REG || c.nv != 2 || !c.stage)
@@ -603,9 +690,10 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
     const int64_t per_sm = c->cps > 0 ? c->cps : (occ > 0 ? occ : 1);
     int64_t g = groups < per_sm * s->sms ? groups : per_sm * s->sms;
     if (s->op == RMSI_OP_FWD) {
-        /* cps = 0: the register path covers the rows, one CTA per row group */
+        /* cps = 0: the register path covers the rows, one CTA per row group
+         * (cl CTAs a row where a row is split over a cluster) */
         if (c->cps == 0 && c->path == RMSI_PATH_REG)
-            g = groups;
+            g = groups * c->cl;
     } else {
         const int64_t cl = c->path == RMSI_PATH_REG && c->cl > 1 ? c->cl : 1;
         /* partial rows: grid * rpc, or grid / cl with clusters */
@@ -651,29 +739,33 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
 int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
 {
     static const int cps[] = {0, 2};
-    int64_t tprs[24];
+    int64_t tprs[40];
     int nt = 0, n = 0;
     if (idx < 0)
         return -1;
     for (int tpr = 4; tpr <= RMSI_REG_MAXT; tpr *= 2)
         tprs[nt++] = tpr;
-    for (int nv = 1; nv <= 8; nv *= 2) {
-        int64_t t = rmsi_tpr_for_nv(rmsi_nvec(s), nv, 4);
-        int dup = t > RMSI_REG_MAXT;
-        for (int j = 0; j < nt && !dup; j++)
-            dup = tprs[j] == t;
-        if (!dup)
-            tprs[nt++] = t;
+    /* the balanced widths of a whole row and, forward, of a cluster's slice */
+    for (int cl = 1; cl <= (s->op == RMSI_OP_FWD && s->cluster ? 8 : 1); cl *= 2) {
+        for (int nv = 1; nv <= 8; nv *= 2) {
+            int64_t t = rmsi_tpr_for_nv(rmsi_nvec(s) / cl, nv, 4);
+            int dup = t > RMSI_REG_MAXT;
+            for (int j = 0; j < nt && !dup; j++)
+                dup = tprs[j] == t;
+            if (!dup)
+                tprs[nt++] = t;
+        }
     }
     for (int j = 0; j < nt; j++) {
         for (int rpc = 1; rpc <= 32; rpc *= 2) {
             for (int k = 0; k < 2; k++) {
                 for (int cache = 0; cache < 4; cache++) {
                     for (int stage = 0; stage < 2; stage++) {
-                        for (int cl = 1; cl <= 2; cl++) {
+                        for (int cl = 1; cl <= 8; cl *= 2) {
                             for (int lean = 0; lean <= 1; lean++) {
-                                rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, rmsi_nv_for(s, (int)tprs[j]),
-                                                 cps[k], cache, stage, cl, lean};
+                                rmsi_config c = {RMSI_PATH_REG, 16, (int)tprs[j], rpc, 0, cps[k], cache, stage, cl,
+                                                 lean};
+                                c.nv = rmsi_nv_cfg(s, &c);
                                 if (!rmsi_config_valid(s, &c))
                                     continue;
                                 if (n++ == idx) {

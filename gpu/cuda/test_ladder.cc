@@ -102,12 +102,23 @@ static void check_fwd_shape(int64_t rows, int64_t cols, int quant, int res, int 
           (long long)cols, quant, res, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
 }
 
-/* The multi-pass path's threads a row (a CTA) for a contiguous shape. */
-static void check_multi(int op, int64_t rows, int64_t cols, int esz, int quant, int res, int tpr)
+/* The multi-pass path's threads a row (a CTA) and cache knob for a contiguous shape. */
+static void check_multi(int op, int64_t rows, int64_t cols, int esz, int quant, int res, int tpr, int cache)
 {
     const rmsi_config c = h200_ladder(op, rows, cols, esz, quant, res);
-    CHECK(c.path == RMSI_PATH_MULTI && c.tpr == tpr, "multi rule op %d %lldx%lld esz %d quant %d res %d: path %d tpr %d, "
-          "expected multi tpr %d", op, (long long)rows, (long long)cols, esz, quant, res, c.path, c.tpr, tpr);
+    CHECK(c.path == RMSI_PATH_MULTI && c.tpr == tpr && c.cache == cache,
+          "multi rule op %d %lldx%lld esz %d quant %d res %d: path %d tpr %d cache %d, expected multi tpr %d cache %d",
+          op, (long long)rows, (long long)cols, esz, quant, res, c.path, c.tpr, c.cache, tpr, cache);
+}
+
+/* A forward row split over a cluster: cl CTAs of tpr threads, nv vectors each. */
+static void check_fwd_cl(int64_t rows, int64_t cols, int esz, int quant, int res, int cl, int tpr, int nv)
+{
+    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, esz, quant, res);
+    CHECK(c.path == RMSI_PATH_REG && c.cl == cl && c.tpr == tpr && c.nv == nv && c.rpc == 1,
+          "fwd cluster rule %lldx%lld esz %d quant %d res %d: path %d cl %d tpr %d nv %d rpc %d, expected cl %d "
+          "tpr %d nv %d", (long long)rows, (long long)cols, esz, quant, res, c.path, c.cl, c.tpr, c.nv, c.rpc, cl, tpr,
+          nv);
 }
 
 /* A contiguous 16-bit backward shape on the H200 (132 SMs). */
@@ -268,19 +279,27 @@ int main()
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
 
     /* session 22 (S22-4, S22-5): wide 16-bit rows without fusions */
-    check_multi(RMSI_OP_FWD, 4096, 16392, 2, RMSI_Q_NONE, 0, 512);
-    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_NONE, 0, 512);
-    check_multi(RMSI_OP_FWD, 2048, 32776, 2, RMSI_Q_NONE, 0, 256);
-    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_NONE, 0, 256);
-    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_NONE, 1, 256);  /* fused add: not measured */
-    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_TOKEN, 0, 256); /* fp8 output: not measured */
-    check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_NONE, 0, 256);  /* fp32: not measured */
-    check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 512);
-    check_multi(RMSI_OP_BWD, 8192, 32760, 2, RMSI_Q_NONE, 0, 512);
-    check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 0, 1024);
-    check_multi(RMSI_OP_BWD, 2048, 65536, 2, RMSI_Q_NONE, 0, 1024);
-    check_multi(RMSI_OP_BWD, 2048, 65544, 2, RMSI_Q_NONE, 0, 512);
-    check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 1, 512); /* residual gradient: not measured */
+    check_multi(RMSI_OP_FWD, 4096, 16392, 2, RMSI_Q_NONE, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 2048, 32776, 2, RMSI_Q_NONE, 0, 512, 1);
+    check_fwd_cl(4096, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);
+    check_fwd_cl(8192, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);
+    check_fwd_cl(2048, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
+    check_fwd_cl(4096, 24576, 2, RMSI_Q_NONE, 0, 4, 192, 4);
+    check_multi(RMSI_OP_FWD, 1024, 131072, 2, RMSI_Q_NONE, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_NONE, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_NONE, 1, 512, 1);
+    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_NONE, 1, 512, 1);
+    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_TOKEN, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_TOKEN, 0, 256, 0);
+    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1);
+    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_BLOCK, 1, 256, 0);
+    check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_NONE, 0, 256, 0);  /* fp32: not measured */
+    check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 512, 0);
+    check_multi(RMSI_OP_BWD, 8192, 32760, 2, RMSI_Q_NONE, 0, 512, 0);
+    check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 0, 1024, 0);
+    check_multi(RMSI_OP_BWD, 2048, 65536, 2, RMSI_Q_NONE, 0, 1024, 0);
+    check_multi(RMSI_OP_BWD, 2048, 65544, 2, RMSI_Q_NONE, 0, 512, 0);
+    check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 1, 512, 0); /* residual gradient: not measured */
 
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
     static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
