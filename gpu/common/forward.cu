@@ -14,12 +14,17 @@
  *   The 1x128 block of the block quantiser is 128/VEC consecutive vectors, i.e.
  *   128/VEC consecutive lanes of one k (the ladder keeps tpr a multiple of it),
  *   so the block amax is a shuffle reduction over those lanes: no shared memory.
+ *   CL instances (config cl > 1, sm_90+): a row too wide for one CTA's
+ *   registers is split into cl contiguous slices, one per CTA of a thread
+ *   block cluster, whose sums meet through distributed shared memory
+ *   (reduce.h rmsi_cluster_reduce); still one read of every input byte.
  *
  * rmsi_fwd_multi: one CTA per row, passes over global memory (sum of squares,
  *   then [amax,] normalise and store). Any width (no cap on cols), any base
  *   alignment and stride (VEC = 1: one element per access), at the price of
- *   re-reading the row (from L2 while the row is hot). The block quantiser gives
- *   each warp whole 128-column blocks.
+ *   re-reading the row (from L2 while the row is hot; the cache knob asks L2
+ *   to keep it until the last pass). The block quantiser gives each warp
+ *   whole 128-column blocks.
  *
  * Aliasing (y == x, h == residual, h == x): the reg path reads every input of a
  * row before writing any output. The multi path re-reads h from h_out once it
