@@ -278,7 +278,11 @@ int main()
     check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* fp8 output: not measured, unchanged */
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
 
-    /* session 22 (S22-4, S22-5): wide 16-bit rows without fusions */
+    /* wide 16-bit rows: session 23's forward (S23-1..S23-4: plain rows of
+     * 2048-8192 vectors split over a cluster, odd vector counts and the rest
+     * multi-pass at 512 threads with the L2 hints, fp8 output only to 8192
+     * vectors) and session 22's backward (S22-4, S22-5: 1024 threads from
+     * 4096 to 8192 vectors) */
     check_multi(RMSI_OP_FWD, 4096, 16392, 2, RMSI_Q_NONE, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 2048, 32776, 2, RMSI_Q_NONE, 0, 512, 1);
     check_fwd_cl(4096, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);
