@@ -601,15 +601,14 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
                     break;
                 if (p.y) {
                     T *yr = rmsi_row<T>(p.y, row, p.y_ld) + i * VEC;
-                    bool done = false;
                     if constexpr (VEC * sizeof(T) == 16) {
-                        if (p.cache & RMSI_CACHE_ST) {
+                        if (p.cache & RMSI_CACHE_ST)
                             rmsi_st_stream(reinterpret_cast<uint4 *>(yr), rmsi_pack16<T>(v));
-                            done = true;
-                        }
-                    }
-                    if (!done)
+                        else
+                            rmsi_vec<T, VEC>::store(yr, v);
+                    } else {
                         rmsi_vec<T, VEC>::store(yr, v);
+                    }
                 }
                 if (p.quant != RMSI_Q_NONE)
                     rmsi_fp8_quant<VEC>(v, s, false, p.fp8, rmsi_row<uint8_t>(p.q, row, p.q_ld) + i * VEC);

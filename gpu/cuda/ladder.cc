@@ -110,17 +110,16 @@ static int64_t rmsi_nvec(const rmsi_shape *s)
     return s->cols / (16 / s->esz);
 }
 
-static int rmsi_nv_for(const rmsi_shape *s, int tpr)
+static int rmsi_nv_for(const rmsi_shape *s, int tpr, int cl = 1)
 {
-    return (int)rmsi_pow2ceil(rmsi_cdiv(rmsi_nvec(s), tpr));
+    return (int)rmsi_pow2ceil(rmsi_cdiv(rmsi_nvec(s) / cl, tpr));
 }
 
 /* A register config's vectors a thread: a forward row split over a cluster
  * (cl > 1) gives each CTA 1/cl of it. */
 static int rmsi_nv_cfg(const rmsi_shape *s, const rmsi_config *c)
 {
-    const int64_t nvec = s->op == RMSI_OP_FWD && c->cl > 1 ? rmsi_nvec(s) / c->cl : rmsi_nvec(s);
-    return (int)rmsi_pow2ceil(rmsi_cdiv(nvec, c->tpr));
+    return rmsi_nv_for(s, c->tpr, s->op == RMSI_OP_FWD && c->cl > 1 ? c->cl : 1);
 }
 
 /* Rows per CTA: CTAs of at least 128 threads (at most 32 groups, the
@@ -647,12 +646,15 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
     if (pin->tpr >= 0)
         c.tpr = pin->tpr;
     const int fwd = s->op == RMSI_OP_FWD;
+    /* cl before nv: a forward row split over a cluster sets it */
     if (pin->cl >= 0)
         c.cl = pin->cl;
     else if (c.path == RMSI_PATH_MULTI)
         c.cl = 1;
     if (c.path == RMSI_PATH_REG && c.tpr > 0)
         c.nv = rmsi_nv_cfg(s, &c);
+    if (pin->cl < 0 && !fwd && c.nv < 2)
+        c.cl = 1; /* the backward ladder's clusters are for its own register config */
     if (pin->stage >= 0)
         c.stage = pin->stage;
     else
@@ -667,8 +669,6 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.cps = pin->cps;
     if (pin->cache >= 0)
         c.cache = pin->cache;
-    if (pin->cl < 0 && !fwd && (c.path == RMSI_PATH_MULTI || c.nv < 2))
-        c.cl = 1; /* the backward ladder's clusters are for its own register config */
     if (pin->lean >= 0)
         c.lean = pin->lean;
     else if (c.path != RMSI_PATH_REG || c.nv != 2 || !c.stage)
