@@ -107,8 +107,8 @@ int rmsi_config_format(const rmsi_config *c, char *buf, size_t n)
     if (!buf || n == 0)
         return -1;
     if (c->path == RMSI_PATH_MULTI)
-        w = snprintf(buf, n, "path=multi,vec=%d,tpr=%d,cps=%d,cache=%d", c->vec == 16 ? 16 : 1, c->tpr, c->cps,
-                     c->cache);
+        w = snprintf(buf, n, "path=multi,vec=%d,tpr=%d,cps=%d,cache=%d,lean=%d", c->vec == 16 ? 16 : 1, c->tpr,
+                     c->cps, c->cache, c->lean);
     else
         w = snprintf(buf, n, "path=reg,vec=16,tpr=%d,rpc=%d,nv=%d,cps=%d,cache=%d,stage=%d,cl=%d,lean=%d", c->tpr,
                      c->rpc, c->nv, c->cps, c->cache, c->stage, c->cl, c->lean);

@@ -26,6 +26,10 @@
  *   to keep it until the last pass). The block quantiser gives each warp
  *   whole 128-column blocks.
  *
+ * rmsi_fwd_lean (CUDA): rmsi_fwd_multi's passes without fp8 output, at 32
+ *   registers so that two CTAs of 1024 threads fit an SM, one row a CTA from
+ *   a grid covering the rows: the ladder's kernel for wide 16-bit rows.
+ *
  * Aliasing (y == x, h == residual, h == x): the reg path reads every input of a
  * row before writing any output. The multi path re-reads h from h_out once it
  * was stored (a residual stored in place no longer holds the residual), and a
@@ -619,6 +623,108 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
     }
 }
 
+#if RMSI_WARP == 32
+/* rmsi_fwd_lean (config path = multi, vec = 16, lean = 1; CUDA): the
+ * multi-pass forward without fp8 output, at most 32 registers so that two
+ * CTAs of RMSI_MAX_THREADS fit an SM, one row a CTA, the grid covering the
+ * rows (ladder.cc rmsi_config_grid). It keeps rmsi_fwd_multi's passes, L2
+ * hints and sum order (vectors t, t + nt, ... of a thread) with 32-bit
+ * indices (config_valid: nvec < 2^31) and the residual a template argument:
+ * the general kernel at 32 registers spilled (S24). The first pass reads x
+ * (+ residual, storing h), the second h (x + residual again where h is not
+ * stored) and writes y. */
+template <typename T, typename W, bool R>
+__global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int U = RMSI_MULTI_U;
+    rmsi_pdl_enter();
+    __shared__ float red[RMSI_MAX_WARPS];
+    const int t = (int)threadIdx.x;
+    const int nt = (int)blockDim.x;
+    const int nvec = (int)(p.cols / VEC);
+    const bool l2 = (p.cache & RMSI_CACHE_LD) != 0;
+    const uint64_t pol_keep = rmsi_l2_policy(l2 ? RMSI_L2_LAST : RMSI_L2_NORMAL);
+    const uint64_t pol_last = rmsi_l2_policy(l2 ? RMSI_L2_FIRST : RMSI_L2_NORMAL);
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+
+    for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+        const uint4 *xr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, row, p.x_ld));
+        const uint4 *rr = R ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, row, p.res_ld)) : nullptr;
+        uint4 *hr = R && p.h ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, row, p.h_ld)) : nullptr;
+        float ss = 0.0f;
+        for (int i0 = t; i0 < nvec; i0 += nt * U) {
+            uint4 xv[U], rv[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int i = i0 + u * nt;
+                xv[u] = i < nvec ? rmsi_ld_policy(xr + i, pol_keep) : zero;
+                if constexpr (R)
+                    rv[u] = i < nvec ? rmsi_ld_policy(rr + i, pol_keep) : zero;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                float h[VEC];
+                rmsi_unpack16<T>(xv[u], h);
+                if constexpr (R) {
+                    float r[VEC];
+                    rmsi_unpack16<T>(rv[u], r);
+#pragma unroll
+                    for (int e = 0; e < VEC; e++)
+                        h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
+                    if (hr && i0 + u * nt < nvec)
+                        hr[i0 + u * nt] = rmsi_pack16<T>(h);
+                }
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                    ss += h[e] * h[e];
+            }
+        }
+        ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
+        if (hr)
+            __syncthreads(); /* h stores visible before other threads re-read them */
+        const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
+        if (p.rstd && t == 0)
+            p.rstd[row] = rs;
+        const uint4 *sr = hr ? hr : xr;
+        uint4 *yr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
+        for (int i0 = t; i0 < nvec; i0 += nt * U) {
+            uint4 xv[U], rv[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int i = i0 + u * nt;
+                xv[u] = i < nvec ? rmsi_ld_policy(sr + i, pol_last) : zero;
+                if constexpr (R)
+                    rv[u] = i < nvec && !hr ? rmsi_ld_policy(rr + i, pol_last) : zero;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int i = i0 + u * nt;
+                if (i >= nvec)
+                    break;
+                float v[VEC];
+                rmsi_unpack16<T>(xv[u], v);
+                if constexpr (R) {
+                    if (!hr) {
+                        float r[VEC];
+                        rmsi_unpack16<T>(rv[u], r);
+#pragma unroll
+                        for (int e = 0; e < VEC; e++)
+                            v[e] = rmsi_elem<T>::round(__fadd_rn(v[e], r[e]));
+                    }
+                }
+                rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)i * VEC, rs, v);
+                if (p.cache & RMSI_CACHE_ST)
+                    rmsi_st_stream(yr + i, rmsi_pack16<T>(v));
+                else
+                    yr[i] = rmsi_pack16<T>(v);
+            }
+        }
+        /* the next row's h stores come after row_reduce's closing barrier */
+    }
+}
+#endif
+
 typedef void (*rmsi_fwd_kernel)(const rmsi_fwd_params);
 
 template <typename T, typename W, bool Q, bool R, bool CL>
@@ -648,8 +754,16 @@ rmsi_fwd_kernel rmsi_fwd_pick_reg(const rmsi_config *c, bool q, bool r)
 template <typename T, typename W>
 rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
 {
-    if (c->path == RMSI_PATH_MULTI)
+    if (c->path == RMSI_PATH_MULTI) {
+        if (c->lean) {
+#if RMSI_WARP == 32
+            if (c->vec == 16 && !q)
+                return r ? rmsi_fwd_lean<T, W, true> : rmsi_fwd_lean<T, W, false>;
+#endif
+            return nullptr;
+        }
         return c->vec == 16 ? rmsi_fwd_multi<T, W, 16 / sizeof(T)> : rmsi_fwd_multi<T, W, 1>;
+    }
 #if RMSI_HAVE_CLUSTER
     if (c->cl > 1)
         return rmsi_fwd_pick_reg<T, W, true>(c, q, r);

@@ -102,7 +102,9 @@ static inline int rmsi_cache_bits(int cache)
  * the ladders keep tpr * rpc within it. */
 #define RMSI_REG_MAXT 512
 /* lean: the backward's staged 2-vector kernel built at 64 registers instead
- * of 80 (4 CTAs of 256 threads an SM instead of 3; docs/gpu.md). */
+ * of 80 (4 CTAs of 256 threads an SM instead of 3; docs/gpu.md); the
+ * forward's 16-byte multi-pass kernel at 32 (two CTAs of 1024 an SM), its
+ * grid covering the rows. */
 struct rmsi_config {
     int path, vec, tpr, rpc, nv, cps, cache, stage, cl, lean;
 };

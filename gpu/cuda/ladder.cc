@@ -15,9 +15,11 @@
  *  1. Not 16-byte friendly (a pointer, a stride or cols not a multiple of VEC):
  *     multi-pass, one element per access.
  *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): forward 16-bit rows
- *     without fusions up to 8192 vectors, where the device has clusters:
- *     the row split over a cluster of 4 or 8 CTAs, each holding its slice
- *     in registers (rmsi_fwd_cluster, session 23). Otherwise multi-pass,
+ *     without fp8 output from 2 rows an SM: the lean two-pass kernel, 1024
+ *     threads (rmsi_fwd_lean_rule, session 24); fewer rows without fusions
+ *     up to 8192 vectors, where the device has clusters: the row split over
+ *     a cluster of 4 or 8 CTAs, each holding its slice in registers
+ *     (rmsi_fwd_cluster, session 23). Otherwise multi-pass,
  *     16-byte accesses, 256 threads per row forward, 512 backward (the
  *     re-read hits L2 in part); 16-bit forward rows (plain, fused add,
  *     per-token fp8 to 8192 vectors): 512 threads with L2 eviction hints
@@ -327,8 +329,9 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
  * vectors at 512x262144 were 13% and 8% slower than the multi-pass
  * kernel), rows within one CTA's reach (8192x16384 as 2 or 4 CTAs: 202-228
  * us against 134.8), and the fusions, fp8 output and fp32 rows (not
- * measured). 0 where the shape is not one of these or the row does not
- * split evenly (then the multi-pass path). */
+ * measured). Since session 24 only for fewer rows than two an SM
+ * (rmsi_fwd_lean_rule takes the rest). 0 where the shape is not one of
+ * these or the row does not split evenly (then the multi-pass path). */
 static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
@@ -353,13 +356,54 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
     return 1;
 }
 
+/* Forward 16-bit rows wider than one CTA's registers (rule 2), without fp8
+ * output, from 2 rows an SM: the lean two-pass kernel (forward.cu
+ * rmsi_fwd_lean: 32 registers, two CTAs of 1024 threads an SM, one row a
+ * CTA, the grid covering the rows), cache = 1. Session 24 (S24-2, S24-3,
+ * rmsnorm-bench, pinned against the ladder of the time, us): forward
+ * 4096x32768 179.5 -> 145.1 (the cluster split), 8192x32768 357.6 ->
+ * 287.2, 2048x65536 190.0 -> 157.8, 1024x131072 232.7 -> 188.3, 512x262144
+ * 234.5 -> 202.0 (multi-pass, 512 threads); fused add 4096x32768 323.1 ->
+ * 274.1, 2048x65536 342.6 -> 307.7, 512x262144 353.9 -> 340.6. 1024
+ * threads were the fastest pin at each (512: 1-18% slower, 256: slower
+ * than the ladder). Where the old kernels were slow: the general multi-pass
+ * kernel needs 64 registers (one CTA of 1024 or two of 512 an SM) and loops
+ * over rows from a persistent grid; a copy from a persistent grid was 3-7%
+ * slower than from a covering one (bench/hbm_sweep.cu, S24-1). Not taken:
+ * rows within one CTA's registers (8192x16384: 138.4 at 512 threads
+ * against 135.7; 32768x8192: 268.7-451.7 against 255.2), fewer rows than
+ * two an SM (a row's one CTA is all the parallelism there; the cluster
+ * split keeps them, not measured), fp8 output and fp32 rows (not
+ * measured). */
+static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
+{
+    if (s->esz != 2 || s->quant != RMSI_Q_NONE || s->rows < 2 * (int64_t)s->sms)
+        return 0;
+    rmsi_config m = *c;
+    m.path = RMSI_PATH_MULTI;
+    m.vec = 16;
+    m.tpr = RMSI_MULTI_MAX_THREADS;
+    m.rpc = 1;
+    m.nv = 0;
+    m.cps = 0;
+    m.cache = 1;
+    m.stage = 0;
+    m.cl = 1;
+    m.lean = 1;
+    if (!rmsi_config_valid(s, &m))
+        return 0;
+    *c = m;
+    return 1;
+}
+
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
     rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
-    if (fwd && s->vec_ok && s->cluster && nvec > rmsi_reg_nvec_max(s) && rmsi_fwd_cluster(s, &c)) {
+    if (fwd && s->vec_ok && nvec > rmsi_reg_nvec_max(s) &&
+        (rmsi_fwd_lean_rule(s, &c) || (s->cluster && rmsi_fwd_cluster(s, &c)))) {
         *out = c;
         return;
     }
@@ -588,9 +632,14 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
                     (s->quant == RMSI_Q_BLOCK && s->cols / c->cl % 128 != 0)))
             return 0;
     }
-    /* lean: the backward's staged 2-vector kernel at 64 registers */
+    /* lean: the backward's staged 2-vector kernel at 64 registers; the
+     * forward's 16-byte multi-pass kernel at 32, without fp8 output, its
+     * indices 32-bit (forward.cu rmsi_fwd_lean) */
     if (c->lean != 0 &&
-        (c->lean != 1 || s->op == RMSI_OP_FWD || c->path != RMSI_PATH_REG || c->nv != 2 || !c->stage || s->f16))
+        (c->lean != 1 ||
+         (s->op == RMSI_OP_FWD ? c->path != RMSI_PATH_MULTI || c->vec != 16 || s->quant != RMSI_Q_NONE ||
+                                     rmsi_nvec(s) > 0x7fffffff - RMSI_MULTI_MAX_THREADS * 2
+                               : c->path != RMSI_PATH_REG || c->nv != 2 || !c->stage || s->f16)))
         return 0;
     /* stage: the backward's row staging (2- and 4-vector kernels); the
      * forward's weights loaded with the row (4 vectors, no fp8 output) */
@@ -671,8 +720,8 @@ int rmsi_config_resolve(const rmsi_shape *s, const rmsi_config *pin, rmsi_config
         c.cache = pin->cache;
     if (pin->lean >= 0)
         c.lean = pin->lean;
-    else if (c.path != RMSI_PATH_REG || c.nv != 2 || !c.stage)
-        c.lean = 0; /* as cl: the ladder's lean kernel is for its own config */
+    else if (fwd ? c.path != RMSI_PATH_MULTI || c.vec != 16 : c.path != RMSI_PATH_REG || c.nv != 2 || !c.stage)
+        c.lean = 0; /* as cl: the ladder's lean kernels are for their own configs */
     if (c.path == RMSI_PATH_MULTI) {
         c.rpc = 1;
         c.nv = 0;
@@ -691,9 +740,10 @@ int64_t rmsi_config_grid(const rmsi_shape *s, const rmsi_config *c, int occ)
     int64_t g = groups < per_sm * s->sms ? groups : per_sm * s->sms;
     if (s->op == RMSI_OP_FWD) {
         /* cps = 0: the register path covers the rows, one CTA per row group
-         * (cl CTAs a row where a row is split over a cluster) */
-        if (c->cps == 0 && c->path == RMSI_PATH_REG)
-            g = groups * c->cl;
+         * (cl CTAs a row where a row is split over a cluster); so does the
+         * lean multi-pass kernel, one row a CTA */
+        if (c->cps == 0 && (c->path == RMSI_PATH_REG || c->lean))
+            g = c->path == RMSI_PATH_REG ? groups * c->cl : groups;
     } else {
         const int64_t cl = c->path == RMSI_PATH_REG && c->cl > 1 ? c->cl : 1;
         /* partial rows: grid * rpc, or grid / cl with clusters */
@@ -781,12 +831,16 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, 0, 0, 1, 0};
-            if (!rmsi_config_valid(s, &c))
-                continue;
-            if (n++ == idx) {
-                *out = c;
-                return 0;
+            for (int lean = 0; lean <= 1; lean++) {
+                for (int cache = 0; cache <= lean; cache++) { /* the lean kernel's L2 hints too */
+                    rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, cache, 0, 1, lean};
+                    if (!rmsi_config_valid(s, &c))
+                        continue;
+                    if (n++ == idx) {
+                        *out = c;
+                        return 0;
+                    }
+                }
             }
         }
     }

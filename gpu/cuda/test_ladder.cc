@@ -58,10 +58,9 @@ static void check_shape(const rmsi_shape &s, long *configs)
  * edit that undoes one fails here rather than only in a benchmark:
  * h200_ladder gives the ladder's config of a contiguous shape there (132
  * SMs), check_rule and check_fwd_stage compare it with a rule's. */
-static rmsi_config h200_ladder(int op, int64_t rows, int64_t cols, int esz, int quant, int res)
+static rmsi_shape h200_shape(int op, int64_t rows, int64_t cols, int esz, int quant, int res)
 {
     rmsi_shape s = {};
-    rmsi_config c;
     s.op = op;
     s.rows = rows;
     s.cols = cols;
@@ -72,6 +71,13 @@ static rmsi_config h200_ladder(int op, int64_t rows, int64_t cols, int esz, int 
     s.sms = 132;
     s.smem = 232448;
     s.cluster = 1;
+    return s;
+}
+
+static rmsi_config h200_ladder(int op, int64_t rows, int64_t cols, int esz, int quant, int res)
+{
+    const rmsi_shape s = h200_shape(op, rows, cols, esz, quant, res);
+    rmsi_config c;
     rmsi_ladder(&s, &c);
     return c;
 }
@@ -119,6 +125,19 @@ static void check_fwd_cl(int64_t rows, int64_t cols, int esz, int quant, int res
           "fwd cluster rule %lldx%lld esz %d quant %d res %d: path %d cl %d tpr %d nv %d rpc %d, expected cl %d "
           "tpr %d nv %d", (long long)rows, (long long)cols, esz, quant, res, c.path, c.cl, c.tpr, c.nv, c.rpc, cl, tpr,
           nv);
+}
+
+/* Session 24's wide forward rows: the lean two-pass kernel, 1024 threads,
+ * cache = 1, one CTA a row (the grid covers the rows whatever fits). */
+static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
+{
+    const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, quant, res);
+    rmsi_config c;
+    rmsi_ladder(&s, &c);
+    const int64_t g = rmsi_config_grid(&s, &c, 2);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == 1 && c.cps == 0 && g == rows,
+          "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld",
+          (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
 }
 
 /* A contiguous 16-bit backward shape on the H200 (132 SMs). */
@@ -278,21 +297,29 @@ int main()
     check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* fp8 output: not measured, unchanged */
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
 
-    /* wide 16-bit rows: session 23's forward (S23-1..S23-4: plain rows of
-     * 2048-8192 vectors split over a cluster, odd vector counts and the rest
-     * multi-pass at 512 threads with the L2 hints, fp8 output only to 8192
-     * vectors) and session 22's backward (S22-4, S22-5: 1024 threads from
-     * 4096 to 8192 vectors) */
-    check_multi(RMSI_OP_FWD, 4096, 16392, 2, RMSI_Q_NONE, 0, 512, 1);
-    check_multi(RMSI_OP_FWD, 2048, 32776, 2, RMSI_Q_NONE, 0, 512, 1);
-    check_fwd_cl(4096, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);
-    check_fwd_cl(8192, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);
-    check_fwd_cl(2048, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
-    check_fwd_cl(4096, 24576, 2, RMSI_Q_NONE, 0, 4, 192, 4);
-    check_multi(RMSI_OP_FWD, 1024, 131072, 2, RMSI_Q_NONE, 0, 512, 1);
-    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_NONE, 0, 512, 1);
-    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_NONE, 1, 512, 1);
-    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_NONE, 1, 512, 1);
+    /* wide 16-bit rows: session 24's forward (S24-2, S24-3: the lean
+     * two-pass kernel from 2 rows an SM, plain and fused add), session 23's
+     * under it (S23-1..S23-4: plain rows of 2048-8192 vectors split over a
+     * cluster, odd vector counts and the rest multi-pass at 512 threads with
+     * the L2 hints, fp8 output only to 8192 vectors) and session 22's
+     * backward (S22-4, S22-5: 1024 threads from 4096 to 8192 vectors) */
+    check_fwd_lean(4096, 16392, RMSI_Q_NONE, 0);
+    check_fwd_lean(2048, 32776, RMSI_Q_NONE, 0);
+    check_fwd_lean(4096, 32768, RMSI_Q_NONE, 0);
+    check_fwd_lean(8192, 32768, RMSI_Q_NONE, 0);
+    check_fwd_lean(2048, 65536, RMSI_Q_NONE, 0);
+    check_fwd_lean(1024, 131072, RMSI_Q_NONE, 0);
+    check_fwd_lean(512, 262144, RMSI_Q_NONE, 0);
+    check_fwd_lean(264, 262144, RMSI_Q_NONE, 0);
+    check_fwd_lean(4096, 32768, RMSI_Q_NONE, 1);
+    check_fwd_lean(512, 262144, RMSI_Q_NONE, 1);
+    check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 4, 0); /* one CTA's registers: not lean */
+    check_fwd_cl(263, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);      /* under 2 rows an SM */
+    check_fwd_cl(256, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
+    check_fwd_cl(128, 24576, 2, RMSI_Q_NONE, 0, 4, 192, 4);
+    check_multi(RMSI_OP_FWD, 256, 32776, 2, RMSI_Q_NONE, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 256, 131072, 2, RMSI_Q_NONE, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 256, 32768, 2, RMSI_Q_NONE, 1, 512, 1);
     check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_TOKEN, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_TOKEN, 0, 256, 0);
     check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1);
