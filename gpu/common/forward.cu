@@ -633,6 +633,38 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
  * the general kernel at 32 registers spilled (S24). The first pass reads x
  * (+ residual, storing h), the second h (x + residual again where h is not
  * stored) and writes y. */
+/* rmsi_fwd_lean's loads of one step: U vectors i0, i0 + nt, ... of x (and,
+ * where res, of the residual), zero past the row, all issued before use. */
+template <bool R, int U>
+__device__ __forceinline__ void rmsi_lean_load(uint4 (&xv)[U], uint4 (&rv)[U], const uint4 *xr, const uint4 *rr,
+                                               bool res, int i0, int nt, int nvec, uint64_t pol)
+{
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int i = i0 + u * nt;
+        xv[u] = i < nvec ? rmsi_ld_policy(xr + i, pol) : make_uint4(0u, 0u, 0u, 0u);
+        if constexpr (R)
+            rv[u] = i < nvec && res ? rmsi_ld_policy(rr + i, pol) : make_uint4(0u, 0u, 0u, 0u);
+    }
+}
+
+/* h = x (+ the residual where res, rounded to T as the reference does). */
+template <typename T, bool R>
+__device__ __forceinline__ void rmsi_lean_h(uint4 x, uint4 r, bool res, float *h)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    rmsi_unpack16<T>(x, h);
+    if constexpr (R) {
+        if (res) {
+            float rf[VEC];
+            rmsi_unpack16<T>(r, rf);
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+                h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], rf[e]));
+        }
+    }
+}
+
 template <typename T, typename W, bool R>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
 {
@@ -646,7 +678,6 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
     const bool l2 = (p.cache & RMSI_CACHE_LD) != 0;
     const uint64_t pol_keep = rmsi_l2_policy(l2 ? RMSI_L2_LAST : RMSI_L2_NORMAL);
     const uint64_t pol_last = rmsi_l2_policy(l2 ? RMSI_L2_FIRST : RMSI_L2_NORMAL);
-    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         const uint4 *xr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, row, p.x_ld));
@@ -655,26 +686,13 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
         float ss = 0.0f;
         for (int i0 = t; i0 < nvec; i0 += nt * U) {
             uint4 xv[U], rv[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int i = i0 + u * nt;
-                xv[u] = i < nvec ? rmsi_ld_policy(xr + i, pol_keep) : zero;
-                if constexpr (R)
-                    rv[u] = i < nvec ? rmsi_ld_policy(rr + i, pol_keep) : zero;
-            }
+            rmsi_lean_load<R>(xv, rv, xr, rr, true, i0, nt, nvec, pol_keep);
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 float h[VEC];
-                rmsi_unpack16<T>(xv[u], h);
-                if constexpr (R) {
-                    float r[VEC];
-                    rmsi_unpack16<T>(rv[u], r);
-#pragma unroll
-                    for (int e = 0; e < VEC; e++)
-                        h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], r[e]));
-                    if (hr && i0 + u * nt < nvec)
-                        hr[i0 + u * nt] = rmsi_pack16<T>(h);
-                }
+                rmsi_lean_h<T, R>(xv[u], rv[u], true, h);
+                if (R && hr && i0 + u * nt < nvec)
+                    hr[i0 + u * nt] = rmsi_pack16<T>(h);
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     ss += h[e] * h[e];
@@ -690,29 +708,14 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
         uint4 *yr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
         for (int i0 = t; i0 < nvec; i0 += nt * U) {
             uint4 xv[U], rv[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int i = i0 + u * nt;
-                xv[u] = i < nvec ? rmsi_ld_policy(sr + i, pol_last) : zero;
-                if constexpr (R)
-                    rv[u] = i < nvec && !hr ? rmsi_ld_policy(rr + i, pol_last) : zero;
-            }
+            rmsi_lean_load<R>(xv, rv, sr, rr, !hr, i0, nt, nvec, pol_last);
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int i = i0 + u * nt;
                 if (i >= nvec)
                     break;
                 float v[VEC];
-                rmsi_unpack16<T>(xv[u], v);
-                if constexpr (R) {
-                    if (!hr) {
-                        float r[VEC];
-                        rmsi_unpack16<T>(rv[u], r);
-#pragma unroll
-                        for (int e = 0; e < VEC; e++)
-                            v[e] = rmsi_elem<T>::round(__fadd_rn(v[e], r[e]));
-                    }
-                }
+                rmsi_lean_h<T, R>(xv[u], rv[u], !hr, v);
                 rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)i * VEC, rs, v);
                 if (p.cache & RMSI_CACHE_ST)
                     rmsi_st_stream(yr + i, rmsi_pack16<T>(v));
