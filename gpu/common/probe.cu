@@ -1,22 +1,32 @@
 /*
  * Bandwidth probes for the roofline the benchmark measures: copy (1 read +
  * 1 write), pure write, and dst = a + b (2 reads + 1 write), with plain or
- * streaming (evict-first) stores. 16-byte accesses, four independent ones in
- * flight per thread, each CTA streaming contiguous 32 KB chunks (chunk c of a
- * CTA is c * gridDim.x + blockIdx.x): the CTAs resident at any moment cover a
- * contiguous window of the buffer, as PyTorch's elementwise kernels and the
- * norm kernels' row grids do. The first version was a persistent grid-stride
- * loop whose four accesses per thread were a grid apart; it reached 4.39 TB/s
- * pure write where fill_ reached 4.68 on the same H200, and so understated
- * the roofline (docs/perf/h200.md).
+ * streaming (evict-first) stores. 16-byte accesses, each CTA streaming
+ * contiguous chunks (chunk c of a CTA is c * gridDim.x + blockIdx.x): the
+ * CTAs resident at any moment cover a contiguous window of the buffer, as
+ * PyTorch's elementwise kernels and the norm kernels' row grids do. The first
+ * version was a persistent grid-stride loop whose four accesses per thread
+ * were a grid apart; it reached 4.39 TB/s pure write where fill_ reached 4.68
+ * on the same H200, and so understated the roofline (docs/perf/h200.md).
+ * CUDA: 256 threads, one access each (4 KB chunks). bench/hbm_sweep.cu
+ * (session 24, H200, 1 GiB buffers) ranked it the fastest of every pattern
+ * it tried for each probe: copy 4274 GB/s against 4106 for the 512 x 4 of
+ * sessions 2-23 (and 4246 for cudaMemcpyAsync), write 4665 against 4644,
+ * 2 reads + 1 write 4397 against 4345. HIP keeps 512 threads x 4 (not
+ * measured on an AMD GPU).
  */
 #include "gpu/common/vendor.h"
 #include "gpu/common/kernel_args.h"
 
 namespace {
 
+#if RMSI_WARP == 64
 #define RMSI_PROBE_T 512
 #define RMSI_PROBE_U 4
+#else
+#define RMSI_PROBE_T 256
+#define RMSI_PROBE_U 1
+#endif
 #define RMSI_PROBE_CHUNK (RMSI_PROBE_T * RMSI_PROBE_U) /* 16-byte vectors */
 
 __global__ void __launch_bounds__(RMSI_PROBE_T) rmsi_probe16(int kind, int nt, uint4 *dst, const uint4 *a,
