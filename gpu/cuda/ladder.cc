@@ -359,8 +359,9 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 /* Forward 16-bit rows wider than one CTA's registers (rule 2), without fp8
  * output, from 2 rows an SM: the lean two-pass kernel (forward.cu
  * rmsi_fwd_lean: 32 registers, two CTAs of 1024 threads an SM, one row a
- * CTA, the grid covering the rows), cache = 1. Session 24 (S24-2, S24-3,
- * rmsnorm-bench, pinned against the ladder of the time, us): forward
+ * CTA, the grid covering the rows), cache = 1, with or without clusters
+ * (measured on the H200 only). Session 24 (S24-3, S24-4, rmsnorm-bench,
+ * pinned against the ladder of the time, us): forward
  * 4096x32768 179.5 -> 145.1 (the cluster split), 8192x32768 357.6 ->
  * 287.2, 2048x65536 190.0 -> 157.8, 1024x131072 232.7 -> 188.3, 512x262144
  * 234.5 -> 202.0 (multi-pass, 512 threads); fused add 4096x32768 323.1 ->
