@@ -15,6 +15,7 @@ GB/s over logical bytes and % of the best probe.
 
     python3 bench/peers.py [--quick] [--rounds N] [--shapes RxC,...] [--only fwd,fused,bwd]
         [--json out.json] [--lib build/librmsnorm.so] [--skip eager,...] [--reuse-outputs]
+        [--fused-shapes RxC,...]
 """
 import argparse
 import ctypes as C
@@ -439,6 +440,8 @@ def main():
     ap.add_argument("--only", default="fwd,fused,bwd")
     ap.add_argument("--rounds", type=int, default=2, help="timings per path, order rotated; the lowest counts")
     ap.add_argument("--shapes", default="", help="forward and backward grid shapes, e.g. 4096x4096,32768x8192")
+    ap.add_argument("--fused-shapes", default="32768x8192",
+                    help="the plain fused add's shapes (the fp8 cells stay 4096x8192 and 32768x8192)")
     ap.add_argument("--skip", default="", help="peer paths not to time, e.g. eager,F.rms_norm (comma list)")
     ap.add_argument("--reuse-outputs", action="store_true",
                     help="let each peer call's output go at once, as before S22 (every call then rewrites one block)")
@@ -467,7 +470,9 @@ def main():
         for r, c in picked or [(r, c) for r in rows_f for c in cols_f]:
             run_forward(ours, r, c, {k: v for k, v in peers.items() if callable(v)}, roof, results)
     if "fused" in only:
-        run_fused(ours, 32768, 8192, roof, results, quant=False, peers=peers)
+        for shp in filter(None, args.fused_shapes.split(",")):
+            r, c = (int(v) for v in shp.split("x"))
+            run_fused(ours, r, c, roof, results, quant=False, peers=peers)
         run_fused(ours, 4096, 8192, roof, results, quant=True)
         run_fused(ours, 32768, 8192, roof, results, quant=True)
     if "bwd" in only:

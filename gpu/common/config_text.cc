@@ -3,7 +3,7 @@
  * (RMSNORM_CUDA_CONFIG / RMSNORM_HIP_CONFIG), config_set, config_describe and
  * config_enumerate:
  *
- *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0..3,stage=0|1,cl=1|2|4|8,lean=0|1
+ *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0..7,stage=0|1,cl=1|2|4|8,lean=0|1
  *
  * Keys may be given in any order and any subset; a key left out (-1 here) is
  * filled by the ladder for each shape, so "tpr=512" pins only the threads per
@@ -76,7 +76,7 @@ int rmsi_config_parse(const char *spec, rmsi_config *out)
             } else if (klen == 3 && strncmp(s, "cps", 3) == 0) {
                 c.cps = v;
             } else if (klen == 5 && strncmp(s, "cache", 5) == 0) {
-                if (v > 3)
+                if (v > 7)
                     return -1;
                 c.cache = v;
             } else if (klen == 5 && strncmp(s, "stage", 5) == 0) {

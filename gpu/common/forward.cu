@@ -637,14 +637,14 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
  * where res, of the residual), zero past the row, all issued before use. */
 template <bool R, int U>
 __device__ __forceinline__ void rmsi_lean_load(uint4 (&xv)[U], uint4 (&rv)[U], const uint4 *xr, const uint4 *rr,
-                                               bool res, int i0, int nt, int nvec, uint64_t pol)
+                                               bool res, int i0, int nt, int nvec, uint64_t pol, int l1)
 {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int i = i0 + u * nt;
-        xv[u] = i < nvec ? rmsi_ld_policy(xr + i, pol) : make_uint4(0u, 0u, 0u, 0u);
+        xv[u] = i < nvec ? rmsi_ld_policy_l1(xr + i, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
         if constexpr (R)
-            rv[u] = i < nvec && res ? rmsi_ld_policy(rr + i, pol) : make_uint4(0u, 0u, 0u, 0u);
+            rv[u] = i < nvec && res ? rmsi_ld_policy_l1(rr + i, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
     }
 }
 
@@ -665,7 +665,7 @@ __device__ __forceinline__ void rmsi_lean_h(uint4 x, uint4 r, bool res, float *h
     }
 }
 
-template <typename T, typename W, bool R>
+template <typename T, typename W, bool R, bool L1>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
 {
     constexpr int VEC = 16 / sizeof(T);
@@ -678,6 +678,11 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
     const bool l2 = (p.cache & RMSI_CACHE_LD) != 0;
     const uint64_t pol_keep = rmsi_l2_policy(l2 ? RMSI_L2_LAST : RMSI_L2_NORMAL);
     const uint64_t pol_last = rmsi_l2_policy(l2 ? RMSI_L2_FIRST : RMSI_L2_NORMAL);
+    /* L1 (cache knob bit 4): the second pass's bytes kept in L1 from the
+     * first, as the row is re-read by the CTA that read it: x itself, or h
+     * where the fused add stores it (x and the residual are then dead) */
+    const int l1_keep = L1 ? (R ? RMSI_L1_FIRST : RMSI_L1_LAST) : RMSI_L1_NORMAL;
+    const int l1_last = L1 ? RMSI_L1_FIRST : RMSI_L1_NORMAL;
 
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         const uint4 *xr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, row, p.x_ld));
@@ -686,13 +691,17 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
         float ss = 0.0f;
         for (int i0 = t; i0 < nvec; i0 += nt * U) {
             uint4 xv[U], rv[U];
-            rmsi_lean_load<R>(xv, rv, xr, rr, true, i0, nt, nvec, pol_keep);
+            rmsi_lean_load<R>(xv, rv, xr, rr, true, i0, nt, nvec, pol_keep, l1_keep);
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 float h[VEC];
                 rmsi_lean_h<T, R>(xv[u], rv[u], true, h);
-                if (R && hr && i0 + u * nt < nvec)
-                    hr[i0 + u * nt] = rmsi_pack16<T>(h);
+                if (R && hr && i0 + u * nt < nvec) {
+                    if (L1)
+                        rmsi_st_l1_last(hr + i0 + u * nt, rmsi_pack16<T>(h));
+                    else
+                        hr[i0 + u * nt] = rmsi_pack16<T>(h);
+                }
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     ss += h[e] * h[e];
@@ -708,7 +717,7 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
         uint4 *yr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
         for (int i0 = t; i0 < nvec; i0 += nt * U) {
             uint4 xv[U], rv[U];
-            rmsi_lean_load<R>(xv, rv, sr, rr, !hr, i0, nt, nvec, pol_last);
+            rmsi_lean_load<R>(xv, rv, sr, rr, !hr, i0, nt, nvec, pol_last, l1_last);
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int i = i0 + u * nt;
@@ -760,8 +769,10 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
     if (c->path == RMSI_PATH_MULTI) {
         if (c->lean) {
 #if RMSI_WARP == 32
+            if (c->vec == 16 && !q && (c->cache & RMSI_CACHE_KNOB_L1))
+                return r ? rmsi_fwd_lean<T, W, true, true> : rmsi_fwd_lean<T, W, false, true>;
             if (c->vec == 16 && !q)
-                return r ? rmsi_fwd_lean<T, W, true> : rmsi_fwd_lean<T, W, false>;
+                return r ? rmsi_fwd_lean<T, W, true, false> : rmsi_fwd_lean<T, W, false, false>;
 #endif
             return nullptr;
         }

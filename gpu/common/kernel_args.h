@@ -94,9 +94,14 @@ struct rmsi_bwd_params {
 enum { RMSI_PATH_REG = 0, RMSI_PATH_MULTI = 1 };
 /* The kernels' view of the cache knob: which accesses stream. */
 enum { RMSI_CACHE_LD = 1, RMSI_CACHE_ST = 2 };
+/* cache + 4 (forward lean kernel only): L1 eviction priorities too, so the
+ * second pass re-reads the row from L1 (forward.cu rmsi_fwd_lean). The
+ * kernel is picked by it; the kernels see the low two bits' meaning. */
+enum { RMSI_CACHE_KNOB_L1 = 4 };
 static inline int rmsi_cache_bits(int cache)
 {
-    return cache == 1 ? RMSI_CACHE_LD | RMSI_CACHE_ST : (cache == 2 ? RMSI_CACHE_LD : (cache == 3 ? RMSI_CACHE_ST : 0));
+    const int c = cache & 3;
+    return c == 1 ? RMSI_CACHE_LD | RMSI_CACHE_ST : (c == 2 ? RMSI_CACHE_LD : (c == 3 ? RMSI_CACHE_ST : 0));
 }
 /* The register-cached kernels' largest CTA (their register caps assume it);
  * the ladders keep tpr * rpc within it. */

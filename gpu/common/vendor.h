@@ -16,6 +16,7 @@
 
 /* rmsi_l2_policy's hints (a plain load everywhere on HIP). */
 enum { RMSI_L2_NORMAL = 0, RMSI_L2_LAST = 1, RMSI_L2_FIRST = 2 };
+enum { RMSI_L1_NORMAL = 0, RMSI_L1_LAST = 1, RMSI_L1_FIRST = 2 };
 
 #if defined(__HIP__) || defined(__HIPCC__) || defined(RMSI_VENDOR_HIP)
 /* ---- AMD (HIP) ---------------------------------------------------------- */
@@ -71,6 +72,12 @@ __device__ __forceinline__ uint4 rmsi_ld_policy(const uint4 *p, uint64_t pol)
     (void)pol;
     return *p;
 }
+__device__ __forceinline__ uint4 rmsi_ld_policy_l1(const uint4 *p, uint64_t pol, int l1)
+{
+    (void)l1;
+    return rmsi_ld_policy(p, pol);
+}
+__device__ __forceinline__ void rmsi_st_l1_last(uint4 *p, uint4 v) { *p = v; }
 /* No asynchronous global -> LDS copy is used on AMD: a plain copy keeps the
  * staged backward compiling (the HIP ladder never selects it). */
 __device__ __forceinline__ void rmsi_cp_async16(uint4 *smem, const uint4 *g) { *smem = *g; }
@@ -216,6 +223,33 @@ __device__ __forceinline__ uint4 rmsi_ld_policy(const uint4 *p, uint64_t pol)
                  : "l"(p), "l"(pol)
                  : "memory");
     return v;
+}
+/* The same with an L1 eviction priority (l1 a constant: RMSI_L1_LAST keeps
+ * the line in L1 for a second pass of the same CTA, RMSI_L1_FIRST drops it
+ * first on that pass's read; RMSI_L1_NORMAL: rmsi_ld_policy). */
+__device__ __forceinline__ uint4 rmsi_ld_policy_l1(const uint4 *p, uint64_t pol, int l1)
+{
+    uint4 v;
+    if (l1 == RMSI_L1_LAST)
+        asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p), "l"(pol)
+                     : "memory");
+    else if (l1 == RMSI_L1_FIRST)
+        asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p), "l"(pol)
+                     : "memory");
+    else
+        v = rmsi_ld_policy(p, pol);
+    return v;
+}
+/* A store whose line a later pass of the same CTA re-reads from L1. */
+__device__ __forceinline__ void rmsi_st_l1_last(uint4 *p, uint4 v)
+{
+    asm volatile("st.global.L1::evict_last.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
+                 : "memory");
 }
 /* cp.async.cg (sm_80+): a 16-byte global -> shared copy that completes in the
  * background (L2 only, as the row is read once); commit closes a group,

@@ -380,6 +380,19 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
     if (s->esz != 2 || s->quant != RMSI_Q_NONE || s->rows < 2 * (int64_t)s->sms)
         return 0;
+    /* A fused add stores h with an L1 eviction priority of evict-last and
+     * the second pass reads it back with evict-first (cache + 4), so the
+     * re-read is served by the SM's L1 more often than from L2. Session 25
+     * (S25-1, S25-2, rmsnorm-bench, pinned against the ladder, us, bf16):
+     * 2048x65536 307.8 -> 291.7, 1024x131072 337.2 -> 328.2, 512x262144
+     * 339.6 -> 335.6, 4096x32768 and 8192x32768 +0.4%; and where the
+     * register path had the rows, 16384 columns: 1024 rows 38.2 -> 37.6,
+     * 2048 71.8 -> 70.2, 4096 139.4 -> 134.5, 8192 275.2 -> 262.7, 16384
+     * 548.2 -> 521.6 (12288 columns lost 8-11%, 8192 columns 48%: those
+     * stay on the register path). The plain forward keeps cache = 1: its
+     * first pass's loads already allocate in L1, and the hints cost
+     * 4096x32768 +3% (145 -> 149). */
+    const int l1 = s->res != 0;
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
     m.vec = 16;
@@ -387,7 +400,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
     m.rpc = 1;
     m.nv = 0;
     m.cps = 0;
-    m.cache = 1;
+    m.cache = l1 ? 1 + RMSI_CACHE_KNOB_L1 : 1;
     m.stage = 0;
     m.cl = 1;
     m.lean = 1;
@@ -405,6 +418,11 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     const int fwd = s->op == RMSI_OP_FWD;
     if (fwd && s->vec_ok && nvec > rmsi_reg_nvec_max(s) &&
         (rmsi_fwd_lean_rule(s, &c) || (s->cluster && rmsi_fwd_cluster(s, &c)))) {
+        *out = c;
+        return;
+    }
+    /* the fused add's widest register rows (2048 vectors) too: above */
+    if (fwd && s->vec_ok && s->res && nvec >= 2048 && rmsi_fwd_lean_rule(s, &c)) {
         *out = c;
         return;
     }
@@ -616,7 +634,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 
 int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
 {
-    if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 3 || c->stage < 0 || c->stage > 1)
+    if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 7 || c->stage < 0 || c->stage > 1)
+        return 0;
+    /* the L1 hints (cache 4-7): the forward's lean kernel only */
+    if ((c->cache & RMSI_CACHE_KNOB_L1) && (s->op != RMSI_OP_FWD || c->path != RMSI_PATH_MULTI || c->lean != 1))
         return 0;
     /* clusters, where the device has them, register path only: the
      * backward's dw partials (2); a forward row split over 2, 4 or 8 CTAs,
@@ -833,7 +854,9 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
             for (int lean = 0; lean <= 1; lean++) {
-                for (int cache = 0; cache <= lean; cache++) { /* the lean kernel's L2 hints too */
+                /* the lean kernel's L2 hints too, with and without its L1 ones */
+                for (int k = 0; k < (lean ? 4 : 1); k++) {
+                    const int cache = (k & 1) | (k & 2 ? RMSI_CACHE_KNOB_L1 : 0);
                     rmsi_config c = {RMSI_PATH_MULTI, v == 0 ? 16 : 0, tpr, 1, 0, 0, cache, 0, 1, lean};
                     if (!rmsi_config_valid(s, &c))
                         continue;

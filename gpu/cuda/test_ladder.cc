@@ -128,14 +128,17 @@ static void check_fwd_cl(int64_t rows, int64_t cols, int esz, int quant, int res
 }
 
 /* Session 24's wide forward rows: the lean two-pass kernel, 1024 threads,
- * cache = 1, one CTA a row (the grid covers the rows whatever fits). */
+ * cache = 1, one CTA a row (the grid covers the rows whatever fits);
+ * session 25's fused adds with the L1 hints too (cache = 5), from 16384
+ * columns. */
 static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
 {
     const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, quant, res);
     rmsi_config c;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, 2);
-    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == 1 && c.cps == 0 && g == rows,
+    const int cache = res ? 5 : 1;
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == cache && c.cps == 0 && g == rows,
           "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld",
           (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
 }
@@ -314,6 +317,12 @@ int main()
     check_fwd_lean(4096, 32768, RMSI_Q_NONE, 1);
     check_fwd_lean(512, 262144, RMSI_Q_NONE, 1);
     check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 4, 0); /* one CTA's registers: not lean */
+    check_fwd_lean(8192, 16384, RMSI_Q_NONE, 1);                    /* but the fused add is (S25-2) */
+    check_fwd_lean(264, 16384, RMSI_Q_NONE, 1);
+    check_fwd_lean(16384, 16384, RMSI_Q_NONE, 1);
+    check_rule(RMSI_OP_FWD, 263, 16384, 2, RMSI_Q_NONE, 1, 4, 0);   /* under 2 rows an SM */
+    check_rule(RMSI_OP_FWD, 8192, 16376, 2, RMSI_Q_NONE, 1, 4, 0);  /* 2047 vectors */
+    check_rule(RMSI_OP_FWD, 8192, 12288, 2, RMSI_Q_NONE, 1, 4, 0);
     check_fwd_cl(263, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);      /* under 2 rows an SM */
     check_fwd_cl(256, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
     check_fwd_cl(128, 24576, 2, RMSI_Q_NONE, 0, 4, 192, 4);

@@ -167,8 +167,9 @@ void rmsi_hip_ladder(const rmsi_hip_shape *s, rmsi_config *out)
 int rmsi_hip_valid(const rmsi_hip_shape *s, const rmsi_config *c)
 {
     const int maxt = s->op == RMSI_HIP_FWD ? rmsi_fwd_bound(c->nv) : RMSI_HIP_BWD_MAX;
-    /* no cp.async row staging and no clusters on AMD */
-    if (c->cps < 0 || c->cps > 32 || c->stage != 0 || c->cl != 1 || c->lean != 0)
+    /* no cp.async row staging, no clusters and no lean kernels (nor their L1
+     * hints, cache 4-7) on AMD */
+    if (c->cps < 0 || c->cps > 32 || c->cache < 0 || c->cache > 3 || c->stage != 0 || c->cl != 1 || c->lean != 0)
         return 0;
     if (c->path == RMSI_PATH_MULTI) {
         if ((c->vec == 16 && !s->vec_ok) || (c->vec != 16 && c->vec != 0))
