@@ -65,6 +65,7 @@ typedef struct rmsi_fwd_row {
     char *y;
     uint8_t *q;
     const char *nx, *nr; /* next row, prefetched during the y sweep; NULL: none */
+    const float *wt;     /* the weight table of rmsi_fwd_wtab, or NULL */
 } rmsi_fwd_row;
 
 /* The per-element constants of v, copied out of the context into locals so
@@ -159,9 +160,37 @@ RMSI_INLINE void rmsi_fwd_store(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, in
     }
 }
 
-/* bf16 y of the 32 columns at j (m: the lanes, when !full) in even/odd form. */
+/* The simple bf16 y sweep's w + weight_offset, widened once a range call
+ * into a per-thread table in even/odd form (32 columns: 16 even lanes, then
+ * 16 odd), so that each row's sweep loads it instead of widening and
+ * offsetting the weight again (four of its vector operations per 32
+ * columns; the same values, so the same bits). From RMSI_FWD_WT_ROWS rows a
+ * call, hot calls only (streamed rows start their sweep at an alignment head
+ * that need not be a multiple of 32). docs/perf/cpu.md, session 25. */
+#define RMSI_FWD_WT_COLS 4096
+#define RMSI_FWD_WT_ROWS 4
+
+RMSI_INLINE const float *rmsi_fwd_wtab(const rmsi_fwd_ctx *c, int64_t rows, float *tab)
+{
+    const __m512 off = _mm512_set1_ps(c->off);
+    int64_t j;
+
+    if (c->nt || rows < RMSI_FWD_WT_ROWS || c->cols > RMSI_FWD_WT_COLS)
+        return NULL;
+    for (j = 0; j < c->cols; j += 32) {
+        const int full = j + 32 <= c->cols;
+        __m512 we, wo;
+        rmsi_bf16_load_eo(c->w + (size_t)j * 2u, full ? 0 : rmsi_vmask32(c->cols - j), full, &we, &wo);
+        _mm512_store_ps(tab + j, _mm512_add_ps(we, off));
+        _mm512_store_ps(tab + j + 16, _mm512_add_ps(wo, off));
+    }
+    return tab;
+}
+
+/* bf16 y of the 32 columns at j (m: the lanes, when !full) in even/odd form;
+ * tab: the weights come from w->wt. */
 RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j, rmsi_mask32 m,
-                              int full, __m512 rs, int nt, int wk, int hw)
+                              int full, __m512 rs, int nt, int wk, int hw, int tab)
 {
     __m512 e, o;
     char *yp = w->y + (size_t)j * 2u;
@@ -169,7 +198,10 @@ RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_
     rmsi_h_eo(w->hx, w->hr, j, m, full, hw, &e, &o);
     e = _mm512_mul_ps(e, rs);
     o = _mm512_mul_ps(o, rs);
-    if (wk != RMSI_W_NONE) {
+    if (wk != RMSI_W_NONE && tab) {
+        e = _mm512_mul_ps(e, _mm512_load_ps(w->wt + j));
+        o = _mm512_mul_ps(o, _mm512_load_ps(w->wt + j + 16));
+    } else if (wk != RMSI_W_NONE) {
         __m512 we, wo;
         rmsi_bf16_load_eo(k->w + (size_t)j * 2u, m, full, &we, &wo);
         e = _mm512_mul_ps(e, _mm512_add_ps(we, k->off));
@@ -187,7 +219,7 @@ RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_
 /* The simple bf16 y sweep over [j0, j1) with no weight or a bf16 weight: the
  * even/odd form halves its vector operations (docs/perf/cpu.md). */
 RMSI_INLINE void rmsi_fwd_store_eo_run(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j0, int64_t j1,
-                                       __m512 rs, int nt, int wk, int hw)
+                                       __m512 rs, int nt, int wk, int hw, int tab)
 {
     int64_t j = j0;
 
@@ -196,14 +228,14 @@ RMSI_INLINE void rmsi_fwd_store_eo_run(const rmsi_fwd_k *k, const rmsi_fwd_row *
             _mm_prefetch(w->nx + (size_t)j * 2u, _MM_HINT_T1);
             if (w->nr != NULL)
                 _mm_prefetch(w->nr + (size_t)j * 2u, _MM_HINT_T1);
-            rmsi_fwd_eo1(k, w, j, 0, 1, rs, nt, wk, hw);
+            rmsi_fwd_eo1(k, w, j, 0, 1, rs, nt, wk, hw, tab);
         }
     } else {
         for (; j + 32 <= j1; j += 32)
-            rmsi_fwd_eo1(k, w, j, 0, 1, rs, nt, wk, hw);
+            rmsi_fwd_eo1(k, w, j, 0, 1, rs, nt, wk, hw, tab);
     }
     if (j < j1)
-        rmsi_fwd_eo1(k, w, j, rmsi_vmask32(j1 - j), 0, rs, 0, wk, hw);
+        rmsi_fwd_eo1(k, w, j, rmsi_vmask32(j1 - j), 0, rs, 0, wk, hw, tab);
 }
 
 RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t j0,
@@ -217,9 +249,12 @@ RMSI_INLINE void rmsi_fwd_store_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w,
          * sees is NULL, so the loop tests nothing for it */
         rmsi_fwd_row w0 = *w;
         w0.hr = NULL;
-        rmsi_fwd_store_eo_run(&k, &w0, j0, j1, rs, nt, wk, hw);
+        if (w->wt != NULL && j0 == 0) /* the table's blocks start at column 0 */
+            rmsi_fwd_store_eo_run(&k, &w0, j0, j1, rs, nt, wk, hw, 1);
+        else
+            rmsi_fwd_store_eo_run(&k, &w0, j0, j1, rs, nt, wk, hw, 0);
     } else {
-        rmsi_fwd_store_eo_run(&k, w, j0, j1, rs, nt, wk, hw);
+        rmsi_fwd_store_eo_run(&k, w, j0, j1, rs, nt, wk, hw, 0);
     }
 }
 
@@ -376,7 +411,9 @@ static inline int rmsi_fwd_fused_ok(const rmsi_fwd_ctx *c)
 RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, int wk, int hw)
 {
     _Alignas(64) char hb[RMSI_FWD_HBUF_COLS * 2];
+    _Alignas(64) float tab[RMSI_FWD_WT_COLS];
     char *const copy = (c->h_nt && c->cols <= RMSI_FWD_HBUF_COLS) ? hb : NULL;
+    const float *const wt = wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
     int64_t r;
 
     for (r = r0; r < r1; r++) {
@@ -391,6 +428,7 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
         w.q = NULL;
         w.nx = r + 1 < r1 ? xr + c->xs : NULL;
         w.nr = r + 1 < r1 ? rr + c->rs : NULL;
+        w.wt = wt;
 
         const float ss = rmsi_row_sumsq_bf16_put(xr, rr, c->cols, hw, hr, copy, c->h_nt);
         const float rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
@@ -408,12 +446,15 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
 RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rmsnorm_dtype t,
                                int wk, int hw, int simple)
 {
+    _Alignas(64) float tab[RMSI_FWD_WT_COLS]; /* touched only by the simple bf16 sweeps */
     int64_t r;
 
     if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_fused_ok(c)) {
         rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw);
         return;
     }
+    const float *const wt =
+        simple && t == RMSNORM_BF16 && wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
     for (r = r0; r < r1; r++) {
         const char *xr = c->x + (size_t)r * c->xs;
         const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
@@ -428,6 +469,7 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         w.q = (!simple && c->q != NULL) ? c->q + (size_t)r * c->qs : NULL;
         w.nx = r + 1 < r1 ? xr + c->xs : NULL;
         w.nr = (r + 1 < r1 && rr != NULL) ? rr + c->rs : NULL;
+        w.wt = wt;
 
         const float rstd = rmsi_simd_rstd(rmsi_row_sumsq(xr, rr, c->cols, t, hw), c->cols, c->eps);
         const __m512 rs = _mm512_set1_ps(rstd);
