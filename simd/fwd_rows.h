@@ -407,11 +407,12 @@ static inline int rmsi_fwd_fused_ok(const rmsi_fwd_ctx *c)
  * (two loads, two adds, a pack); here the sum sweep stores h and the y sweep
  * reads it back: from h_out when plain-stored (in cache), else from a stack
  * copy when the row fits, else from x + r. Same values, same sum order:
- * bit-identical. Measured in docs/perf/cpu.md, session 7. */
-RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, int wk, int hw)
+ * bit-identical. Measured in docs/perf/cpu.md, session 7. tab: the caller's
+ * room for rmsi_fwd_wtab's table (one on the stack, not one per frame). */
+RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, int wk, int hw,
+                                        float *tab)
 {
     _Alignas(64) char hb[RMSI_FWD_HBUF_COLS * 2];
-    _Alignas(64) float tab[RMSI_FWD_WT_COLS];
     char *const copy = (c->h_nt && c->cols <= RMSI_FWD_HBUF_COLS) ? hb : NULL;
     const float *const wt = wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
     int64_t r;
@@ -446,11 +447,11 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
 RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rmsnorm_dtype t,
                                int wk, int hw, int simple)
 {
-    _Alignas(64) float tab[RMSI_FWD_WT_COLS]; /* touched only by the simple bf16 sweeps */
+    _Alignas(64) float tab[RMSI_FWD_WT_COLS]; /* rmsi_fwd_wtab's, for the simple bf16 sweeps */
     int64_t r;
 
     if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_fused_ok(c)) {
-        rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw);
+        rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw, tab);
         return;
     }
     const float *const wt =

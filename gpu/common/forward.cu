@@ -680,7 +680,8 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
     const uint64_t pol_last = rmsi_l2_policy(l2 ? RMSI_L2_FIRST : RMSI_L2_NORMAL);
     /* L1 (cache knob bit 4): the second pass's bytes kept in L1 from the
      * first, as the row is re-read by the CTA that read it: x itself, or h
-     * where the fused add stores it (x and the residual are then dead) */
+     * where the fused add stores it (x and the residual are then dead; the
+     * ladder asks for it with a residual only where h_out is given) */
     const int l1_keep = L1 ? (R ? RMSI_L1_FIRST : RMSI_L1_LAST) : RMSI_L1_NORMAL;
     const int l1_last = L1 ? RMSI_L1_FIRST : RMSI_L1_NORMAL;
 

@@ -74,6 +74,7 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     s->smem = rmsi_cuda_smem_optin();
     s->cluster = rmsi_cuda_cluster();
     s->f16 = dtype == RMSNORM_F16;
+    s->hout = 0;
     return s->sms > 0 ? 0 : -1;
 }
 

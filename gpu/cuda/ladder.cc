@@ -392,7 +392,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * stay on the register path). The plain forward keeps cache = 1: its
      * first pass's loads already allocate in L1, and the hints cost
      * 4096x32768 +3% (145 -> 149). */
-    const int l1 = s->res != 0;
+    const int l1 = s->res && s->hout; /* without h_out pass 2 re-reads x and r */
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
     m.vec = 16;
@@ -421,8 +421,9 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         *out = c;
         return;
     }
-    /* the fused add's widest register rows (2048 vectors) too: above */
-    if (fwd && s->vec_ok && s->res && nvec >= 2048 && rmsi_fwd_lean_rule(s, &c)) {
+    /* the fused add's widest register rows (2048 vectors) too, where h is
+     * stored (its gain is h kept in L1: above) */
+    if (fwd && s->vec_ok && s->res && s->hout && nvec >= 2048 && rmsi_fwd_lean_rule(s, &c)) {
         *out = c;
         return;
     }

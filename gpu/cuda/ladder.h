@@ -17,6 +17,7 @@ typedef struct rmsi_shape {
     int smem;        /* the device's opt-in shared memory per CTA, bytes (0: unknown, 48 KB assumed) */
     int cluster;     /* the device launches thread block clusters (compute capability >= 9) */
     int f16;         /* 16-bit rows are fp16, not bf16 (the backward's lean kernel is bf16's) */
+    int hout;        /* forward with a residual: h is stored (h_out given) */
 } rmsi_shape;
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out);

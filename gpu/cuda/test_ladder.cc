@@ -68,6 +68,7 @@ static rmsi_shape h200_shape(int op, int64_t rows, int64_t cols, int esz, int qu
     s.vec_ok = 1;
     s.quant = quant;
     s.res = res;
+    s.hout = res; /* a fused add stores h, as the benchmark's does */
     s.sms = 132;
     s.smem = 232448;
     s.cluster = 1;
@@ -141,6 +142,23 @@ static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
     CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == cache && c.cps == 0 && g == rows,
           "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld",
           (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
+}
+
+/* A fused add without h_out re-reads x and the residual in the lean
+ * kernel's second pass: no L1 hints, and 16384 columns stay on the register
+ * path (session 25's rule is for h kept in L1). */
+static void check_fwd_res_no_hout(void)
+{
+    rmsi_shape s = h200_shape(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_NONE, 1);
+    rmsi_config c;
+    s.hout = 0;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.cache == 1,
+          "fwd res without h_out 4096x32768: path %d lean %d cache %d, expected lean with cache 1", c.path, c.lean,
+          c.cache);
+    s.cols = 16384;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == RMSI_PATH_REG, "fwd res without h_out 4096x16384: path %d, expected the register path", c.path);
 }
 
 /* A contiguous 16-bit backward shape on the H200 (132 SMs). */
@@ -323,6 +341,7 @@ int main()
     check_rule(RMSI_OP_FWD, 263, 16384, 2, RMSI_Q_NONE, 1, 4, 0);   /* under 2 rows an SM */
     check_rule(RMSI_OP_FWD, 8192, 16376, 2, RMSI_Q_NONE, 1, 4, 0);  /* 2047 vectors */
     check_rule(RMSI_OP_FWD, 8192, 12288, 2, RMSI_Q_NONE, 1, 4, 0);
+    check_fwd_res_no_hout();
     check_fwd_cl(263, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);      /* under 2 rows an SM */
     check_fwd_cl(256, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
     check_fwd_cl(128, 24576, 2, RMSI_Q_NONE, 0, 4, 192, 4);
