@@ -187,6 +187,49 @@ __device__ __forceinline__ uint4 rmsi_pack16(const float *in)
     return rmsi_pack16_soft<T>(in);
 }
 
+/* rmsi_pack16 for values that an FMUL or FADD produced (y = n * w, n = h *
+ * rstd, h = x + r) or that are already of T: without the NaN probe. An
+ * NVIDIA FMUL or FADD returns the one canonical NaN, 0x7fffffff, which the
+ * pair instruction and the exact rounding both turn into 0x7fff, so the
+ * probe could only ever choose between equal bits (gpu/cuda/test_math.cu
+ * checks every NaN operand on the device, and rounding by rmsi_round_prod
+ * before the pack; docs/perf/h200.md S26-1). */
+template <typename T>
+__device__ __forceinline__ uint4 rmsi_pack16_prod(const float *in)
+{
+#if RMSI_HAVE_HW_PACK2
+    if constexpr (sizeof(T) == 2) {
+        uint32_t w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            w[k] = rmsi_hw_pack2<T>(in[2 * k], in[2 * k + 1]);
+        return make_uint4(w[0], w[1], w[2], w[3]);
+    }
+#endif
+    return rmsi_pack16_soft<T>(in);
+}
+
+/* v rounded to T in place (ROUND_LLAMA's round_T(h * rstd), the fused
+ * add's round_T(x + r)), for FMUL and FADD results as rmsi_pack16_prod: by
+ * the pair instructions and back. */
+template <typename T, int N>
+__device__ __forceinline__ void rmsi_round_prod(float *v)
+{
+    if constexpr (sizeof(T) == 2) {
+#pragma unroll
+        for (int e = 0; e < N; e += 2) {
+#if RMSI_HAVE_HW_PACK2
+            const uint32_t w = rmsi_hw_pack2<T>(v[e], v[e + 1]);
+            v[e] = rmsi_elem<T>::from_raw(w & 0xffffu);
+            v[e + 1] = rmsi_elem<T>::from_raw(w >> 16);
+#else
+            v[e] = rmsi_elem<T>::round(v[e]);
+            v[e + 1] = rmsi_elem<T>::round(v[e + 1]);
+#endif
+        }
+    }
+}
+
 /* Element e of a packed 16-byte vector of T, for unrolled loops (e a
  * constant): a kernel reads its inputs element by element from the packed
  * registers instead of unpacking whole vectors into live float arrays. */

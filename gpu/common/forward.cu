@@ -632,23 +632,26 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
  * indices (config_valid: nvec < 2^31) and the residual a template argument:
  * the general kernel at 32 registers spilled (S24). The first pass reads x
  * (+ residual, storing h), the second h (x + residual again where h is not
- * stored) and writes y. */
-/* rmsi_fwd_lean's loads of one step: U vectors i0, i0 + nt, ... of x (and,
- * where res, of the residual), zero past the row, all issued before use. */
-template <bool R, int U>
-__device__ __forceinline__ void rmsi_lean_load(uint4 (&xv)[U], uint4 (&rv)[U], const uint4 *xr, const uint4 *rr,
-                                               bool res, int i0, int nt, int nvec, uint64_t pol, int l1)
-{
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        const int i = i0 + u * nt;
-        xv[u] = i < nvec ? rmsi_ld_policy_l1(xr + i, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
-        if constexpr (R)
-            rv[u] = i < nvec && res ? rmsi_ld_policy_l1(rr + i, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
-    }
-}
+ * stored) and writes y.
+ *
+ * Its rows come in three forms (rmsi_fwd_lean_rows' M). RMSI_LEAN_W is the
+ * common call: a weight, ROUND_ONCE, h stored where there is a residual,
+ * plain y stores. Its second pass computes y = (h * rstd) * (w + w_off), the
+ * operations and order of rmsi_fwd_normalise, with the weights loaded beside
+ * h and y packed without the NaN probe (rmsi_pack16_prod). RMSI_LEAN_WL is
+ * the same call with ROUND_LLAMA on 16-bit rows: h * rstd rounded by the
+ * pair instructions (rmsi_round_prod). RMSI_LEAN_ANY takes every other call
+ * and tests the flags per vector. Both passes step
+ * over U whole vectors without bounds tests, then over the last ones alone:
+ * the flag tests, the weights of 1.0 made for the weightless case, the probe
+ * and the per-vector bounds and zero fills were half of the kernel's issued
+ * instructions (ncu, S25-5: twice torch.compile's kernel's at the same
+ * bytes). */
+enum { RMSI_LEAN_ANY = 0, RMSI_LEAN_W = 1, RMSI_LEAN_WL = 2 };
 
-/* h = x (+ the residual where res, rounded to T as the reference does). */
+/* h = x (+ the residual where res, rounded to T as the reference does: the
+ * sum is an FADD, so the pair instructions round it exactly, NaN included;
+ * rmsi_round_prod). */
 template <typename T, bool R>
 __device__ __forceinline__ void rmsi_lean_h(uint4 x, uint4 r, bool res, float *h)
 {
@@ -660,18 +663,108 @@ __device__ __forceinline__ void rmsi_lean_h(uint4 x, uint4 r, bool res, float *h
             rmsi_unpack16<T>(r, rf);
 #pragma unroll
             for (int e = 0; e < VEC; e++)
-                h[e] = rmsi_elem<T>::round(__fadd_rn(h[e], rf[e]));
+                h[e] = __fadd_rn(h[e], rf[e]);
+            rmsi_round_prod<T, VEC>(h);
         }
     }
 }
 
-template <typename T, typename W, bool R, bool L1>
-__global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
+/* The first pass over N vectors i, i + nt, ... (all inside the row): x (+
+ * the residual) loaded, h stored where hr, h's squares added to ss in
+ * vector order. */
+template <typename T, bool R, bool L1, int N>
+__device__ __forceinline__ void rmsi_lean_sum(const uint4 *xr, const uint4 *rr, uint4 *hr, int i, int nt,
+                                              uint64_t pol, int l1, float &ss)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    uint4 xv[N], rv[N];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        xv[u] = rmsi_ld_policy_l1(xr + i + u * nt, pol, l1);
+        if constexpr (R)
+            rv[u] = rmsi_ld_policy_l1(rr + i + u * nt, pol, l1);
+    }
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        float h[VEC];
+        rmsi_lean_h<T, R>(xv[u], rv[u], true, h);
+        if (R && hr) {
+            if (L1)
+                rmsi_st_l1_last(hr + i + u * nt, rmsi_pack16_prod<T>(h));
+            else
+                hr[i + u * nt] = rmsi_pack16_prod<T>(h);
+        }
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            ss += h[e] * h[e];
+    }
+}
+
+/* RMSI_LEAN_W's second pass over N vectors i, i + nt, ...: h (x where there
+ * is no residual) and the weights loaded, y stored. */
+template <typename T, typename W, bool LL, int N>
+__device__ __forceinline__ void rmsi_lean_norm_w(const uint4 *sr, const uint4 *wr, uint4 *yr, int i, int nt,
+                                                 float rs, float off, uint64_t pol, int l1)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int WC = rmsi_wchunks<T, W>::n;
+    uint4 hv[N], wv[N][WC];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        hv[u] = rmsi_ld_policy_l1(sr + i + u * nt, pol, l1);
+#pragma unroll
+        for (int c = 0; c < WC; c++)
+            wv[u][c] = rmsi_ld_const(wr + (i + u * nt) * WC + c);
+    }
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        float v[VEC], wf[VEC];
+        rmsi_unpack16<T>(hv[u], v);
+        rmsi_weff_unpack<T, W>(wv[u], off, wf);
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            v[e] *= rs;
+        if constexpr (LL)
+            rmsi_round_prod<T, VEC>(v);
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            v[e] *= wf[e];
+        yr[i + u * nt] = rmsi_pack16_prod<T>(v);
+    }
+}
+
+/* RMSI_LEAN_ANY's second pass over N vectors i, i + nt, ... (h, or x and
+ * the residual where res), the flags read per vector. */
+template <typename T, typename W, bool R, int N>
+__device__ __forceinline__ void rmsi_lean_norm_any(const rmsi_fwd_params &p, const uint4 *sr, const uint4 *rr,
+                                                   uint4 *yr, bool res, int i, int nt, float rs, uint64_t pol,
+                                                   int l1)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    uint4 xv[N], rv[N];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        xv[u] = rmsi_ld_policy_l1(sr + i + u * nt, pol, l1);
+        if constexpr (R)
+            rv[u] = res ? rmsi_ld_policy_l1(rr + i + u * nt, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
+    }
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        float v[VEC];
+        rmsi_lean_h<T, R>(xv[u], rv[u], res, v);
+        rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)(i + u * nt) * VEC, rs, v);
+        if (p.cache & RMSI_CACHE_ST)
+            rmsi_st_stream(yr + i + u * nt, rmsi_pack16<T>(v));
+        else
+            yr[i + u * nt] = rmsi_pack16<T>(v);
+    }
+}
+
+template <typename T, typename W, bool R, bool L1, int M>
+__device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, float *red)
 {
     constexpr int VEC = 16 / sizeof(T);
     constexpr int U = RMSI_MULTI_U;
-    rmsi_pdl_enter();
-    __shared__ float red[RMSI_MAX_WARPS];
     const int t = (int)threadIdx.x;
     const int nt = (int)blockDim.x;
     const int nvec = (int)(p.cols / VEC);
@@ -684,30 +777,18 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
      * ladder asks for it with a residual only where h_out is given) */
     const int l1_keep = L1 ? (R ? RMSI_L1_FIRST : RMSI_L1_LAST) : RMSI_L1_NORMAL;
     const int l1_last = L1 ? RMSI_L1_FIRST : RMSI_L1_NORMAL;
+    const uint4 *wr = reinterpret_cast<const uint4 *>(p.w);
 
     for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
         const uint4 *xr = reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.x, row, p.x_ld));
         const uint4 *rr = R ? reinterpret_cast<const uint4 *>(rmsi_crow<T>(p.res, row, p.res_ld)) : nullptr;
         uint4 *hr = R && p.h ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, row, p.h_ld)) : nullptr;
         float ss = 0.0f;
-        for (int i0 = t; i0 < nvec; i0 += nt * U) {
-            uint4 xv[U], rv[U];
-            rmsi_lean_load<R>(xv, rv, xr, rr, true, i0, nt, nvec, pol_keep, l1_keep);
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                float h[VEC];
-                rmsi_lean_h<T, R>(xv[u], rv[u], true, h);
-                if (R && hr && i0 + u * nt < nvec) {
-                    if (L1)
-                        rmsi_st_l1_last(hr + i0 + u * nt, rmsi_pack16<T>(h));
-                    else
-                        hr[i0 + u * nt] = rmsi_pack16<T>(h);
-                }
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                    ss += h[e] * h[e];
-            }
-        }
+        int i = t;
+        for (; i + (U - 1) * nt < nvec; i += U * nt)
+            rmsi_lean_sum<T, R, L1, U>(xr, rr, hr, i, nt, pol_keep, l1_keep, ss);
+        for (; i < nvec; i += nt)
+            rmsi_lean_sum<T, R, L1, 1>(xr, rr, hr, i, nt, pol_keep, l1_keep, ss);
         ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
         if (hr)
             __syncthreads(); /* h stores visible before other threads re-read them */
@@ -716,25 +797,34 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
             p.rstd[row] = rs;
         const uint4 *sr = hr ? hr : xr;
         uint4 *yr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
-        for (int i0 = t; i0 < nvec; i0 += nt * U) {
-            uint4 xv[U], rv[U];
-            rmsi_lean_load<R>(xv, rv, sr, rr, !hr, i0, nt, nvec, pol_last, l1_last);
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int i = i0 + u * nt;
-                if (i >= nvec)
-                    break;
-                float v[VEC];
-                rmsi_lean_h<T, R>(xv[u], rv[u], !hr, v);
-                rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)i * VEC, rs, v);
-                if (p.cache & RMSI_CACHE_ST)
-                    rmsi_st_stream(yr + i, rmsi_pack16<T>(v));
-                else
-                    yr[i] = rmsi_pack16<T>(v);
-            }
+        i = t;
+        if constexpr (M == RMSI_LEAN_ANY) {
+            for (; i + (U - 1) * nt < nvec; i += U * nt)
+                rmsi_lean_norm_any<T, W, R, U>(p, sr, rr, yr, !hr, i, nt, rs, pol_last, l1_last);
+            for (; i < nvec; i += nt)
+                rmsi_lean_norm_any<T, W, R, 1>(p, sr, rr, yr, !hr, i, nt, rs, pol_last, l1_last);
+        } else {
+            constexpr bool LL = M == RMSI_LEAN_WL;
+            for (; i + (U - 1) * nt < nvec; i += U * nt)
+                rmsi_lean_norm_w<T, W, LL, U>(sr, wr, yr, i, nt, rs, p.w_off, pol_last, l1_last);
+            for (; i < nvec; i += nt)
+                rmsi_lean_norm_w<T, W, LL, 1>(sr, wr, yr, i, nt, rs, p.w_off, pol_last, l1_last);
         }
         /* the next row's h stores come after row_reduce's closing barrier */
     }
+}
+
+template <typename T, typename W, bool R, bool L1>
+__global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
+{
+    __shared__ float red[RMSI_MAX_WARPS];
+    rmsi_pdl_enter();
+    if (!p.w || (R && !p.h) || (p.cache & RMSI_CACHE_ST))
+        rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_ANY>(p, red);
+    else if (p.llama && sizeof(T) == 2)
+        rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_WL>(p, red);
+    else
+        rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_W>(p, red);
 }
 #endif
 

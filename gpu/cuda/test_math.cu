@@ -5,6 +5,12 @@
  * scale, for the three fp8 maxima, with and without SCALE_POW2, and every
  * fp32 a dynamic scale can be (the smallest floor to 2^121, and +inf) as the
  * s of 1 / s.
+ * And the claim of rmsi_pack16_prod and rmsi_round_prod (the lean forward's
+ * h and y): an FMUL or FADD with a NaN operand gives the canonical NaN
+ * 0x7fffffff, whatever the NaN's sign and payload and whatever the other
+ * operand, so the pair conversions round and pack such a result to the bits
+ * of the exact software rounding: every NaN of either sign times and plus 1,
+ * -0.5, 0, +inf and a NaN, on both sides, packed, and rounded then packed.
  * The results must be the same bits; a failure prints the first operand that
  * differs. 2^31 operands a domain, a few milliseconds on an H100.
  *
@@ -68,19 +74,64 @@ __global__ void check(uint32_t base, result *r)
         note(&r[6], u);
 }
 
+/* A vector holding p, packed by rmsi_pack16_prod and by rmsi_pack16_soft,
+ * and rounded by rmsi_round_prod and by rmsi_elem::round before those: the
+ * same bits both ways. */
+template <typename T>
+__device__ bool same_packs(float p)
+{
+    float v[8] = { p, 1.5f, -2.0f, p, 0.0f, -0.0f, 3.0e38f, p };
+    float w[8];
+    for (int e = 0; e < 8; e++)
+        w[e] = rmsi_elem<T>::round(v[e]);
+    uint4 h = rmsi_pack16_prod<T>(v), s = rmsi_pack16_soft<T>(v);
+    bool same = h.x == s.x && h.y == s.y && h.z == s.z && h.w == s.w;
+    rmsi_round_prod<T, 8>(v);
+    h = rmsi_pack16_prod<T>(v);
+    s = rmsi_pack16_soft<T>(w);
+    return same && h.x == s.x && h.y == s.y && h.z == s.z && h.w == s.w;
+}
+
+/* r[7]: a NaN product or sum not 0x7fffffff; r[8], r[9]: a vector holding it
+ * packed by rmsi_pack16_prod other than by rmsi_pack16_soft (bf16, f16).
+ * u runs over the 2 * (2^23 - 1) NaN bit patterns; m is a kernel argument,
+ * so nothing is folded at compile time. */
+__global__ void check_nan(uint32_t base, float m, result *r)
+{
+    const uint32_t k = base + (uint32_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= 2u * 0x7fffffu)
+        return;
+    const uint32_t u = ((k & 1u) << 31) | 0x7f800000u | (k / 2u + 1u);
+    const float a = __uint_as_float(u);
+    const float res[4] = { __fmul_rn(a, m), __fmul_rn(m, a), __fadd_rn(a, m), __fadd_rn(m, a) };
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const float p = res[s];
+        if (__float_as_uint(p) != 0x7fffffffu)
+            note(&r[7], u);
+        if (!same_packs<rmsi_bf16>(p))
+            note(&r[8], u);
+        if (!same_packs<rmsi_f16>(p))
+            note(&r[9], u);
+    }
+}
+
 } /* namespace */
 
 int main(void)
 {
-    static const char *names[7] = { "scale e4m3", "scale e4m3 pow2", "scale e5m2", "scale e5m2 pow2",
-                                     "scale e4m3fnuz", "scale e4m3fnuz pow2", "1 / s" };
+    enum { NR = 10 };
+    static const char *names[NR] = { "scale e4m3", "scale e4m3 pow2", "scale e5m2", "scale e5m2 pow2",
+                                      "scale e4m3fnuz", "scale e4m3fnuz pow2", "1 / s",
+                                      "NaN result", "NaN result bf16", "NaN result f16" };
+    static const float muls[5] = { 1.0f, -0.5f, 0.0f, __builtin_inff(), __builtin_nanf("") };
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
         printf("test_math: no CUDA device, skipped\n");
         return 77;
     }
-    result init[7], out[7];
-    for (int i = 0; i < 7; i++) {
+    result init[NR], out[NR];
+    for (int i = 0; i < NR; i++) {
         init[i].bad = 0;
         init[i].first = 0xffffffffu;
     }
@@ -90,6 +141,8 @@ int main(void)
     const uint32_t chunk = 1u << 28;
     for (uint64_t base = 0; base <= 0x7f800000u; base += chunk)
         check<<<chunk / 256, 256>>>((uint32_t)base, d);
+    for (int m = 0; m < 5; m++)
+        check_nan<<<(2u * 0x7fffffu + 255u) / 256u, 256>>>(0u, muls[m], d);
     cudaError_t e = cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
     (void)cudaFree(d);
     if (e != cudaSuccess) {
@@ -97,7 +150,7 @@ int main(void)
         return 1;
     }
     int fail = 0;
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < NR; i++) {
         printf("%-20s %llu mismatches", names[i], out[i].bad);
         if (out[i].bad)
         {
@@ -108,6 +161,7 @@ int main(void)
         printf("\n");
         fail |= out[i].bad != 0;
     }
-    printf("test_math: %s (every operand 0 .. +inf, bit for bit against __fdiv_rn)\n", fail ? "FAILED" : "passed");
+    printf("test_math: %s (every operand 0 .. +inf, bit for bit against __fdiv_rn; every NaN product and sum)\n",
+           fail ? "FAILED" : "passed");
     return fail;
 }
