@@ -376,6 +376,21 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * two an SM (a row's one CTA is all the parallelism there; the cluster
  * split keeps them, not measured), fp8 output and fp32 rows (not
  * measured). */
+/* rmsi_fwd_lean_fused: fused adds that store h, 16-bit rows of 512 to 2048
+ * vectors (4096-16384 bf16 columns) in multiples of 512, from 2 rows an SM,
+ * take the lean kernel too, at the fewest threads (from 1024 down to 256)
+ * that give no thread more than one step of two vectors, cache = 5.
+ * Session 25 took 2048 vectors (above: h kept in L1). Session 26's lean
+ * kernel (S26-2: the common call specialised, h rounded by the pair
+ * instructions) made the narrower rows faster there than on the register
+ * path (S26-3, rmsnorm-bench, pinned against the ladder, bf16, us):
+ * 32768x8192 513.3 -> 504.4 (512 threads), 16384x8192 257.3 -> 253.3,
+ * 4096x8192 67.6 -> 66.3, 65536x4096 519.9 -> 504.5 (256 threads; 512
+ * lost 1%), 8192x12288 197.5 -> 190.3 (1024 threads; 512 lost 2%). The
+ * plain forward stays on the register path there: 32768x8192 253.6
+ * against 258.4 at 512 threads (cache 4; 281 with cache 1), 16384x8192
+ * 128.1 against 130.8. Rows of other widths (5120, 6144 columns, ...) and
+ * fp32 were not measured. */
 static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
     if (s->esz != 2 || s->quant != RMSI_Q_NONE || s->rows < 2 * (int64_t)s->sms)
@@ -393,10 +408,15 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * first pass's loads already allocate in L1, and the hints cost
      * 4096x32768 +3% (145 -> 149). */
     const int l1 = s->res && s->hout; /* without h_out pass 2 re-reads x and r */
+    /* a thread's two vectors (the kernel's step) cover the row from 1024
+     * threads down: rmsi_fwd_lean_fused's narrower rows */
+    int tpr = RMSI_MULTI_MAX_THREADS;
+    while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= rmsi_nvec(s))
+        tpr /= 2;
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
     m.vec = 16;
-    m.tpr = RMSI_MULTI_MAX_THREADS;
+    m.tpr = tpr;
     m.rpc = 1;
     m.nv = 0;
     m.cps = 0;
@@ -421,9 +441,9 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         *out = c;
         return;
     }
-    /* the fused add's widest register rows (2048 vectors) too, where h is
-     * stored (its gain is h kept in L1: above) */
-    if (fwd && s->vec_ok && s->res && s->hout && nvec >= 2048 && rmsi_fwd_lean_rule(s, &c)) {
+    /* the fused add's register rows from 512 vectors too, where h is stored
+     * (rmsi_fwd_lean_fused) */
+    if (fwd && s->vec_ok && s->res && s->hout && nvec >= 512 && nvec % 512 == 0 && rmsi_fwd_lean_rule(s, &c)) {
         *out = c;
         return;
     }

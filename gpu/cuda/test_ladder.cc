@@ -91,6 +91,19 @@ static void check_rule(int op, int64_t rows, int64_t cols, int esz, int quant, i
           (long long)rows, (long long)cols, esz, quant, res, c.nv, c.cache, nv, cache);
 }
 
+/* check_rule for a fused add that does not store h (h_out NULL): the
+ * register rules session 26's lean rows (rmsi_fwd_lean_fused) left. */
+static void check_rule_no_hout(int64_t rows, int64_t cols, int nv)
+{
+    rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_NONE, 1);
+    rmsi_config c;
+    s.hout = 0;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == RMSI_PATH_REG && c.nv == nv && c.cache == 0,
+          "rule: fused add without h_out %lldx%lld: path %d nv %d cache %d, expected the register path, nv %d",
+          (long long)rows, (long long)cols, c.path, c.nv, c.cache, nv);
+}
+
 /* The forward's stage (weights loaded with the row) at 4 vectors. */
 static void check_fwd_stage(int64_t rows, int64_t cols, int esz, int res, int stage)
 {
@@ -144,6 +157,19 @@ static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
           (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
 }
 
+/* Session 26's fused adds of 512-2048 vectors that store h: the lean
+ * kernel at the fewest threads giving each at most two vectors, cache = 5. */
+static void check_fwd_lean_fused(int64_t rows, int64_t cols, int tpr)
+{
+    const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_NONE, 1);
+    rmsi_config c;
+    rmsi_ladder(&s, &c);
+    const int64_t g = rmsi_config_grid(&s, &c, 2048 / tpr);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 5 && c.cps == 0 && g == rows,
+          "fwd lean fused rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
+          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+}
+
 /* A fused add without h_out re-reads x and the residual in the lean
  * kernel's second pass: no L1 hints, and 16384 columns stay on the register
  * path (session 25's rule is for h kept in L1). */
@@ -156,9 +182,12 @@ static void check_fwd_res_no_hout(void)
     CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.cache == 1,
           "fwd res without h_out 4096x32768: path %d lean %d cache %d, expected lean with cache 1", c.path, c.lean,
           c.cache);
-    s.cols = 16384;
-    rmsi_ladder(&s, &c);
-    CHECK(c.path == RMSI_PATH_REG, "fwd res without h_out 4096x16384: path %d, expected the register path", c.path);
+    for (int64_t cols = 4096; cols <= 16384; cols += 4096) {
+        s.cols = cols;
+        rmsi_ladder(&s, &c);
+        CHECK(c.path == RMSI_PATH_REG, "fwd res without h_out 4096x%lld: path %d, expected the register path",
+              (long long)cols, c.path);
+    }
 }
 
 /* A contiguous 16-bit backward shape on the H200 (132 SMs). */
@@ -281,14 +310,14 @@ int main()
     /* session 7 (S7-4, S7-5): from 64 rows an SM without fp8 output the
      * default cache policy; a fused add of 1024 vectors at 2 vectors;
      * fp8 keeps its own rule */
-    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 1, 2, 0);
-    check_rule(RMSI_OP_FWD, 65536, 4096, 2, RMSI_Q_NONE, 1, 4, 0);
+    check_rule_no_hout(32768, 8192, 2);
+    check_rule_no_hout(65536, 4096, 4);
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0);
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 0, 4, 0);
     /* session 13 (S13-4, S13-6): fewer rows too, fused add, fp8 output or
      * neither */
     check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 0, 4, 0);
-    check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 1, 4, 0);
+    check_rule_no_hout(4096, 4096, 4);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_NONE, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 1, 2048, 2, RMSI_Q_TOKEN, 1, 1, 0);
@@ -340,7 +369,12 @@ int main()
     check_fwd_lean(16384, 16384, RMSI_Q_NONE, 1);
     check_rule(RMSI_OP_FWD, 263, 16384, 2, RMSI_Q_NONE, 1, 4, 0);   /* under 2 rows an SM */
     check_rule(RMSI_OP_FWD, 8192, 16376, 2, RMSI_Q_NONE, 1, 4, 0);  /* 2047 vectors */
-    check_rule(RMSI_OP_FWD, 8192, 12288, 2, RMSI_Q_NONE, 1, 4, 0);
+    check_fwd_lean_fused(8192, 12288, 1024); /* S26-3 */
+    check_fwd_lean_fused(32768, 8192, 512);
+    check_fwd_lean_fused(264, 8192, 512);
+    check_fwd_lean_fused(65536, 4096, 256);
+    check_rule(RMSI_OP_FWD, 263, 8192, 2, RMSI_Q_NONE, 1, 2, 0);   /* under 2 rows an SM */
+    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0); /* the plain forward: not lean */
     check_fwd_res_no_hout();
     check_fwd_cl(263, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);      /* under 2 rows an SM */
     check_fwd_cl(256, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
