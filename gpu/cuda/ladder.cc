@@ -25,6 +25,9 @@
  *     per-token fp8 to 8192 vectors): 512 threads with L2 eviction hints
  *     (cache = 1, session 23); backward 16-bit rows without a residual
  *     gradient: 1024 threads from 4096 to 8192 vectors (session 22).
+ *     Fused adds that store h, 16-bit rows of 512-2048 vectors in multiples
+ *     of 512, from 2 rows an SM: the lean kernel too, nvec / 2 threads
+ *     (256..1024), cache = 5 (rmsi_fwd_lean_fused, sessions 25-26).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1), the default cache policy
