@@ -669,6 +669,20 @@ __device__ __forceinline__ void rmsi_lean_h(uint4 x, uint4 r, bool res, float *h
     }
 }
 
+/* N vectors i, i + nt, ... of a row (all inside it) and, where res, of the
+ * residual, all issued before use. */
+template <bool R, int N>
+__device__ __forceinline__ void rmsi_lean_load(uint4 (&xv)[N], uint4 (&rv)[N], const uint4 *xr, const uint4 *rr,
+                                               bool res, int i, int nt, uint64_t pol, int l1)
+{
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        xv[u] = rmsi_ld_policy_l1(xr + i + u * nt, pol, l1);
+        if constexpr (R)
+            rv[u] = res ? rmsi_ld_policy_l1(rr + i + u * nt, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
+    }
+}
+
 /* The first pass over N vectors i, i + nt, ... (all inside the row): x (+
  * the residual) loaded, h stored where hr, h's squares added to ss in
  * vector order. */
@@ -678,12 +692,7 @@ __device__ __forceinline__ void rmsi_lean_sum(const uint4 *xr, const uint4 *rr, 
 {
     constexpr int VEC = 16 / sizeof(T);
     uint4 xv[N], rv[N];
-#pragma unroll
-    for (int u = 0; u < N; u++) {
-        xv[u] = rmsi_ld_policy_l1(xr + i + u * nt, pol, l1);
-        if constexpr (R)
-            rv[u] = rmsi_ld_policy_l1(rr + i + u * nt, pol, l1);
-    }
+    rmsi_lean_load<R, N>(xv, rv, xr, rr, true, i, nt, pol, l1);
 #pragma unroll
     for (int u = 0; u < N; u++) {
         float h[VEC];
@@ -742,12 +751,7 @@ __device__ __forceinline__ void rmsi_lean_norm_any(const rmsi_fwd_params &p, con
 {
     constexpr int VEC = 16 / sizeof(T);
     uint4 xv[N], rv[N];
-#pragma unroll
-    for (int u = 0; u < N; u++) {
-        xv[u] = rmsi_ld_policy_l1(sr + i + u * nt, pol, l1);
-        if constexpr (R)
-            rv[u] = res ? rmsi_ld_policy_l1(rr + i + u * nt, pol, l1) : make_uint4(0u, 0u, 0u, 0u);
-    }
+    rmsi_lean_load<R, N>(xv, rv, sr, rr, res, i, nt, pol, l1);
 #pragma unroll
     for (int u = 0; u < N; u++) {
         float v[VEC];
