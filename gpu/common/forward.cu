@@ -764,6 +764,47 @@ __device__ __forceinline__ void rmsi_lean_norm_any(const rmsi_fwd_params &p, con
     }
 }
 
+/* The row's rstd from each thread's partial sum of squares: the warps'
+ * sums as rmsi_row_reduce adds them (same order, same bits), but only warp
+ * 0 adds them up and computes rstd (a division, a square root and a
+ * reciprocal, each correctly rounded: some 40 instructions) and stores it
+ * (and the row's rstd output); the other warps read it back after a barrier.
+ * rmsi_row_reduce had every warp do both, which at two vectors a thread
+ * (8192 columns, 512 threads) was an eighth of the kernel's instructions.
+ * red: RMSI_MAX_WARPS + 1 floats. Two barriers, the second of which also
+ * orders the first pass's h stores before the second pass's reads. */
+__device__ __forceinline__ float rmsi_lean_rstd(float ss, float *red, const rmsi_fwd_params &p, int64_t row)
+{
+    const int nt = (int)blockDim.x;
+    if (nt <= RMSI_WARP) {
+        const float rs = rmsi_d_rstd(rmsi_warp_reduce(ss, nt, rmsi_op_sum()), p.cols, p.eps);
+        if (p.rstd && rmsi_tid_x() == 0)
+            p.rstd[row] = rs;
+        __syncthreads(); /* h stores before the second pass's reads */
+        return rs;
+    }
+    ss = rmsi_warp_reduce(ss, RMSI_WARP, rmsi_op_sum());
+    const int tx = rmsi_tid_x();
+    const int lane = tx % RMSI_WARP;
+    if (lane == 0)
+        red[tx / RMSI_WARP] = ss;
+    __syncthreads();
+    if (tx < RMSI_WARP) {
+        float r = lane < nt / RMSI_WARP ? red[lane] : -0.0f;
+        r = rmsi_warp_reduce(r, RMSI_WARP, rmsi_op_sum());
+        if (lane == 0) {
+            const float rs = rmsi_d_rstd(r, p.cols, p.eps);
+            red[RMSI_MAX_WARPS] = rs;
+            if (p.rstd)
+                p.rstd[row] = rs;
+        }
+    }
+    __syncthreads();
+    /* the next row writes red[RMSI_MAX_WARPS] only after its first barrier,
+     * which every warp reaches after this read */
+    return red[RMSI_MAX_WARPS];
+}
+
 template <typename T, typename W, bool R, bool L1, int M>
 __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, float *red)
 {
@@ -793,12 +834,7 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
             rmsi_lean_sum<T, R, L1, U>(xr, rr, hr, i, nt, pol_keep, l1_keep, ss);
         for (; i < nvec; i += nt)
             rmsi_lean_sum<T, R, L1, 1>(xr, rr, hr, i, nt, pol_keep, l1_keep, ss);
-        ss = rmsi_row_reduce(ss, red, rmsi_op_sum());
-        if (hr)
-            __syncthreads(); /* h stores visible before other threads re-read them */
-        const float rs = rmsi_d_rstd(ss, p.cols, p.eps);
-        if (p.rstd && t == 0)
-            p.rstd[row] = rs;
+        const float rs = rmsi_lean_rstd(ss, red, p, row);
         const uint4 *sr = hr ? hr : xr;
         uint4 *yr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
         i = t;
@@ -814,14 +850,14 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
             for (; i < nvec; i += nt)
                 rmsi_lean_norm_w<T, W, LL, 1>(sr, wr, yr, i, nt, rs, p.w_off, pol_last, l1_last);
         }
-        /* the next row's h stores come after row_reduce's closing barrier */
+        /* red: the next row writes it after its own first barrier only */
     }
 }
 
 template <typename T, typename W, bool R, bool L1>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
 {
-    __shared__ float red[RMSI_MAX_WARPS];
+    __shared__ float red[RMSI_MAX_WARPS + 1];
     rmsi_pdl_enter();
     if (!p.w || (R && !p.h) || (p.cache & RMSI_CACHE_ST))
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_ANY>(p, red);
