@@ -193,7 +193,10 @@ __device__ __forceinline__ uint4 rmsi_pack16(const float *in)
  * pair instruction and the exact rounding both turn into 0x7fff, so the
  * probe could only ever choose between equal bits (gpu/cuda/test_math.cu
  * checks every NaN operand on the device, and rounding by rmsi_round_prod
- * before the pack; docs/perf/h200.md S26-1). */
+ * before the pack; docs/perf/h200.md S26-1). Its pair loop repeats
+ * rmsi_pack16's on purpose: routing rmsi_pack16 through a shared helper,
+ * even one holding only the loop, reordered the SASS of 34 measured
+ * register-path kernels (session 26, cuobjdump). */
 template <typename T>
 __device__ __forceinline__ uint4 rmsi_pack16_prod(const float *in)
 {
