@@ -510,10 +510,20 @@ __device__ __forceinline__ void rmsi_store_codes(uint8_t *p, const uint32_t *w)
 /* The codes of N (a multiple of 4) values q of an OCP format (E4M3 or E5M2)
  * in pairs, false (w unset) when q holds a NaN: as rmsi_pack16, a NaN makes
  * the vector's sum NaN (inf - inf sends a NaN-free vector to the exact path
- * too, merely slower), and the exact path keeps the NaN's sign. */
+ * too, merely slower), and the exact path keeps the NaN's sign. prod: q are
+ * FMUL results, so a NaN among them is 0x7fffffff, which the E4M3 pair
+ * instruction encodes as the exact path does (0x7f; gpu/cuda/test_math.cu
+ * checks it on the device): no probe for E4M3. E5M2's pair instruction
+ * gives its NaN another code than the reference's. */
 template <int N>
-__device__ __forceinline__ bool rmsi_fp8_hw_pack(const float *q, int fmt, uint32_t *w)
+__device__ __forceinline__ bool rmsi_fp8_hw_pack(const float *q, int fmt, uint32_t *w, bool prod)
 {
+    if (prod && fmt == RMSI_FP8_E4M3) {
+#pragma unroll
+        for (int j = 0; j < N / 4; j++)
+            w[j] = rmsi_hw_fp8x4<false>(q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]);
+        return true;
+    }
     float probe = (q[0] + q[1]) + (q[2] + q[3]);
 #pragma unroll
     for (int e = 4; e < N; e += 4)
@@ -542,8 +552,11 @@ __device__ __forceinline__ bool rmsi_fp8_hw_pack(const float *q, int fmt, uint32
  * path (a BSSY/BSYNC chain each), 87 / 86 with this one. The per-element path
  * stays for NaN vectors, FNUZ, sm_80 and HIP; there each quotient is encoded
  * as soon as it is made (holding all N cost gfx942 a wave of occupancy in the
- * NV = 2 kernels, docs/perf/amd-isa.md). */
-template <int N>
+ * NV = 2 kernels, docs/perf/amd-isa.md). PROD: E4M3 codes of v * (1 / s)
+ * without the NaN probe (rmsi_fp8_hw_pack's prod), for the lean kernel; the
+ * register path's fp8 kernels keep it (without it the f16 one of one vector
+ * a thread spilled under its register cap). */
+template <int N, bool PROD = false>
 __device__ __forceinline__ void rmsi_fp8_quant(const float *v, float s, bool recip, int fmt, uint8_t *dst)
 {
     const float inv = recip ? rmsi_d_scale_recip(s) : 0.0f;
@@ -561,7 +574,7 @@ __device__ __forceinline__ void rmsi_fp8_quant(const float *v, float s, bool rec
                 for (int e = 0; e < N; e++)
                     q[e] = __fdiv_rn(v[e], s);
             }
-            if (!rmsi_fp8_hw_pack<N>(q, fmt, w)) {
+            if (!rmsi_fp8_hw_pack<N>(q, fmt, w, PROD && recip)) {
 #pragma unroll
                 for (int j = 0; j < N / 4; j++)
                     w[j] = 0u;

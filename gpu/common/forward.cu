@@ -26,9 +26,10 @@
  *   to keep it until the last pass). The block quantiser gives each warp
  *   whole 128-column blocks.
  *
- * rmsi_fwd_lean (CUDA): rmsi_fwd_multi's passes without fp8 output, at 32
- *   registers so that two CTAs of 1024 threads fit an SM, one row a CTA from
- *   a grid covering the rows: the ladder's kernel for wide 16-bit rows.
+ * rmsi_fwd_lean (CUDA): rmsi_fwd_multi's passes without fp8 output (or with
+ *   the 1x128 block quantiser's, 16-bit rows), at 32 registers so that two
+ *   CTAs of 1024 threads fit an SM, one row a CTA from a grid covering the
+ *   rows: the ladder's kernel for wide 16-bit rows.
  *
  * Aliasing (y == x, h == residual, h == x): the reg path reads every input of a
  * row before writing any output. The multi path re-reads h from h_out once it
@@ -129,6 +130,15 @@ __device__ __forceinline__ void rmsi_fwd_value(const rmsi_fwd_params &p, uint4 h
     }
 }
 
+/* A vector of FMUL or FADD results packed without the NaN probe
+ * (rmsi_pack16_prod) where PROD, else with it (rmsi_pack16): the same bits
+ * either way; the register path packs without it at 1-2 vectors a thread
+ * only (see y in rmsi_fwd_reg_body). */
+template <typename T, bool PROD> __device__ __forceinline__ uint4 rmsi_fwd_pack(const float *v)
+{
+    return PROD ? rmsi_pack16_prod<T>(v) : rmsi_pack16<T>(v);
+}
+
 template <typename T, typename W, int NV, bool Q, bool R, bool WL, typename F, bool ONE, bool CL>
 __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, float *red)
 {
@@ -176,7 +186,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
 #pragma unroll
                 for (int e = 0; e < VEC; e++)
                     a[e] = __fadd_rn(a[e], b[e]);
-                xa[k] = rmsi_pack16<T>(a);
+                xa[k] = rmsi_fwd_pack<T, NV <= 2>(a);
             }
             if (p.h) {
                 uint4 *hr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.h, r, p.h_ld)) + v0;
@@ -257,6 +267,15 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
         }
 
         uint4 *yr = p.y ? reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, r, p.y_ld)) + v0 : nullptr;
+        /* y = n [* w] is an FMUL's (and h above an FADD's): packed without
+         * the NaN probe (rmsi_pack16_prod) at 1-2 vectors a thread (S27-2:
+         * forward 32x4096 2.10 -> 2.06 us, 256x4096 3.02 -> 2.95; add +
+         * block fp8 32768x8192 522.1 -> 514.7). Not at 4-8: there the plain
+         * forward's big rows lost (S27-1: 32768x8192 255.1 -> 257.3 us,
+         * 65536x4096 254.5 -> 256.1), nor in the fp8 kernels without a
+         * residual, which spilled 2-41 bytes under their register caps
+         * (gpu/sass_gate.sh) */
+        constexpr bool YP = NV <= 2 && (!Q || R);
         /* CUDA's block quantiser takes every vector's values and amax
          * first, then the NV block amax butterflies side by side, then the
          * scales and codes; in the loop below each vector's shuffles and
@@ -273,7 +292,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
                     const bool on = live && i < nvec;
                     rmsi_fwd_value<T, W, F>(p, xa[k], v0 + (on ? i : 0), rs, v[k], WP ? wpa[WP ? k : 0] : nullptr);
                     if (yr && on)
-                        rmsi_st16(yr + i, rmsi_pack16<T>(v[k]), F::cache(p) & RMSI_CACHE_ST);
+                        rmsi_st16(yr + i, rmsi_fwd_pack<T, YP>(v[k]), F::cache(p) & RMSI_CACHE_ST);
                     am[k] = 0.0f;
 #pragma unroll
                     for (int e = 0; e < VEC; e++)
@@ -309,7 +328,7 @@ __device__ __forceinline__ void rmsi_fwd_reg_body(const rmsi_fwd_params &p, floa
             float v[VEC];
             rmsi_fwd_value<T, W, F>(p, xa[k], v0 + (on ? i : 0), rs, v, WP ? wpa[WP ? k : 0] : nullptr);
             if (yr && on)
-                rmsi_st16(yr + i, rmsi_pack16<T>(v), F::cache(p) & RMSI_CACHE_ST);
+                rmsi_st16(yr + i, rmsi_fwd_pack<T, YP>(v), F::cache(p) & RMSI_CACHE_ST);
             if (Q && p.quant != RMSI_Q_NONE) {
                 float s = s_row;
                 if (qblock) {
@@ -625,7 +644,8 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
 
 #if RMSI_WARP == 32
 /* rmsi_fwd_lean (config path = multi, vec = 16, lean = 1; CUDA): the
- * multi-pass forward without fp8 output, at most 32 registers so that two
+ * multi-pass forward without fp8 output (Q = false) or with the block
+ * quantiser's (Q, 16-bit rows: RMSI_LEAN_Q), at most 32 registers so that two
  * CTAs of RMSI_MAX_THREADS fit an SM, one row a CTA, the grid covering the
  * rows (ladder.cc rmsi_config_grid). It keeps rmsi_fwd_multi's passes, L2
  * hints and sum order (vectors t, t + nt, ... of a thread) with 32-bit
@@ -641,13 +661,14 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 1) rmsi_fwd_multi(const rmsi
  * h and y packed without the NaN probe (rmsi_pack16_prod). RMSI_LEAN_WL is
  * the same call with ROUND_LLAMA on 16-bit rows: h * rstd rounded by the
  * pair instructions (rmsi_round_prod). RMSI_LEAN_ANY takes every other call
- * and tests the flags per vector. Both passes step
+ * and tests the flags per vector. RMSI_LEAN_Q is any call with the block
+ * quantiser's output (rmsi_lean_quant). Both passes step
  * over U whole vectors without bounds tests, then over the last ones alone:
  * the flag tests, the weights of 1.0 made for the weightless case, the probe
  * and the per-vector bounds and zero fills were half of the kernel's issued
  * instructions (ncu, S25-5: twice torch.compile's kernel's at the same
  * bytes). */
-enum { RMSI_LEAN_ANY = 0, RMSI_LEAN_W = 1, RMSI_LEAN_WL = 2 };
+enum { RMSI_LEAN_ANY = 0, RMSI_LEAN_W = 1, RMSI_LEAN_WL = 2, RMSI_LEAN_Q = 3 };
 
 /* h = x (+ the residual where res, rounded to T as the reference does: the
  * sum is an FADD, so the pair instructions round it exactly, NaN included;
@@ -764,6 +785,57 @@ __device__ __forceinline__ void rmsi_lean_norm_any(const rmsi_fwd_params &p, con
     }
 }
 
+/* RMSI_LEAN_Q's second pass (1x128 block fp8 output, 16-bit rows) over N
+ * vectors i, i + nt, ...: y as rmsi_lean_norm_any's (stored where asked),
+ * then each block's amax, scale and codes as rmsi_fwd_reg's batched
+ * quantiser computes them. A block is L = 128 / VEC consecutive vectors,
+ * so L consecutive lanes (nt is a multiple of 64); cols is a multiple of
+ * 128, so a block's lanes are all inside the row or all past it, and the
+ * butterflies name only the lanes of their own block: the two half warps
+ * of a warp may leave a step loop apart. */
+template <typename T, typename W, bool R, int N>
+__device__ __forceinline__ void rmsi_lean_quant(const rmsi_fwd_params &p, const uint4 *sr, const uint4 *rr,
+                                                uint4 *yr, uint8_t *qr, int64_t row, bool res, int i, int nt,
+                                                float rs, uint64_t pol, int l1)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int L = 128 / VEC;
+    static_assert(L <= RMSI_WARP, "a 1x128 block within a warp");
+    const unsigned gm = (L == 32 ? 0xffffffffu : (1u << L) - 1u) << ((rmsi_tid_x() % RMSI_WARP) & ~(L - 1));
+    uint4 xv[N], rv[N];
+    rmsi_lean_load<R, N>(xv, rv, sr, rr, res, i, nt, pol, l1);
+    float v[N][VEC], am[N];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        rmsi_lean_h<T, R>(xv[u], rv[u], res, v[u]);
+        rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)(i + u * nt) * VEC, rs, v[u]);
+        if (yr) {
+            if (p.cache & RMSI_CACHE_ST)
+                rmsi_st_stream(yr + i + u * nt, rmsi_pack16_prod<T>(v[u]));
+            else
+                yr[i + u * nt] = rmsi_pack16_prod<T>(v[u]);
+        }
+        am[u] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < VEC; e++)
+            am[u] = fmaxf(am[u], fabsf(v[u][e]));
+    }
+#pragma unroll
+    for (int m = L / 2; m > 0; m >>= 1) {
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            am[u] = fmaxf(am[u], __shfl_xor_sync(gm, am[u], m));
+    }
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        const int j = i + u * nt;
+        const float sc = rmsi_d_dynamic_scale(am[u], 0.0f, p.fmax, p.s_min, p.pow2);
+        if (j % L == 0)
+            p.scale[(int64_t)(j / L) * p.scale_ld + row] = sc;
+        rmsi_fp8_quant<VEC, true>(v[u], sc, true, p.fp8, qr + (int64_t)j * VEC);
+    }
+}
+
 /* The row's rstd from each thread's partial sum of squares: the warps'
  * sums as rmsi_row_reduce adds them (same order, same bits), but only warp
  * 0 adds them up and computes rstd (a division, a square root and a
@@ -836,9 +908,16 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
             rmsi_lean_sum<T, R, L1, 1>(xr, rr, hr, i, nt, pol_keep, l1_keep, ss);
         const float rs = rmsi_lean_rstd(ss, red, p, row);
         const uint4 *sr = hr ? hr : xr;
-        uint4 *yr = reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
+        /* y is optional with fp8 output only */
+        uint4 *yr = M == RMSI_LEAN_Q && !p.y ? nullptr : reinterpret_cast<uint4 *>(rmsi_row<T>(p.y, row, p.y_ld));
         i = t;
-        if constexpr (M == RMSI_LEAN_ANY) {
+        if constexpr (M == RMSI_LEAN_Q) {
+            uint8_t *qr = rmsi_row<uint8_t>(p.q, row, p.q_ld);
+            for (; i + (U - 1) * nt < nvec; i += U * nt)
+                rmsi_lean_quant<T, W, R, U>(p, sr, rr, yr, qr, row, !hr, i, nt, rs, pol_last, l1_last);
+            for (; i < nvec; i += nt)
+                rmsi_lean_quant<T, W, R, 1>(p, sr, rr, yr, qr, row, !hr, i, nt, rs, pol_last, l1_last);
+        } else if constexpr (M == RMSI_LEAN_ANY) {
             for (; i + (U - 1) * nt < nvec; i += U * nt)
                 rmsi_lean_norm_any<T, W, R, U>(p, sr, rr, yr, !hr, i, nt, rs, pol_last, l1_last);
             for (; i < nvec; i += nt)
@@ -854,12 +933,14 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
     }
 }
 
-template <typename T, typename W, bool R, bool L1>
+template <typename T, typename W, bool R, bool L1, bool Q = false>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
 {
     __shared__ float red[RMSI_MAX_WARPS + 1];
     rmsi_pdl_enter();
-    if (!p.w || (R && !p.h) || (p.cache & RMSI_CACHE_ST))
+    if constexpr (Q) /* 1x128 block fp8 output (rmsi_config_valid: 16-bit rows) */
+        rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_Q>(p, red);
+    else if (!p.w || (R && !p.h) || (p.cache & RMSI_CACHE_ST))
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_ANY>(p, red);
     else if (p.llama && sizeof(T) == 2)
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_WL>(p, red);
@@ -904,6 +985,12 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
                 return r ? rmsi_fwd_lean<T, W, true, true> : rmsi_fwd_lean<T, W, false, true>;
             if (c->vec == 16 && !q)
                 return r ? rmsi_fwd_lean<T, W, true, false> : rmsi_fwd_lean<T, W, false, false>;
+            if constexpr (sizeof(T) == 2) {
+                if (c->vec == 16 && (c->cache & RMSI_CACHE_KNOB_L1))
+                    return r ? rmsi_fwd_lean<T, W, true, true, true> : rmsi_fwd_lean<T, W, false, true, true>;
+                if (c->vec == 16)
+                    return r ? rmsi_fwd_lean<T, W, true, false, true> : rmsi_fwd_lean<T, W, false, false, true>;
+            }
 #endif
             return nullptr;
         }

@@ -15,7 +15,8 @@
  *  1. Not 16-byte friendly (a pointer, a stride or cols not a multiple of VEC):
  *     multi-pass, one element per access.
  *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): forward 16-bit rows
- *     without fp8 output from 2 rows an SM: the lean two-pass kernel, 1024
+ *     without fp8 output (or with the 1x128 block quantiser's, to 4096
+ *     vectors, session 27) from 2 rows an SM: the lean two-pass kernel, 1024
  *     threads (rmsi_fwd_lean_rule, session 24); fewer rows without fusions
  *     up to 8192 vectors, where the device has clusters: the row split over
  *     a cluster of 4 or 8 CTAs, each holding its slice in registers
@@ -396,7 +397,18 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * fp32 were not measured. */
 static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
-    if (s->esz != 2 || s->quant != RMSI_Q_NONE || s->rows < 2 * (int64_t)s->sms)
+    if (s->esz != 2 || s->rows < 2 * (int64_t)s->sms)
+        return 0;
+    /* The 1x128 block quantiser (forward.cu rmsi_lean_quant) of rows of
+     * 2049-4096 vectors too, with the L1 hints (cache = 5) except for a
+     * residual without h_out. S27-2 (rmsnorm-bench, pinned against the
+     * ladder, bf16, without y): 4096x32768 add + block fp8 559.5 -> 341.9
+     * us, block fp8 518.5 -> 171.0 (the multi-pass kernel's 19% of the
+     * roofline). Wider rows were not measured and stay multi-pass. At 8192
+     * columns the lean kernel lost to the register path (add + block
+     * 32768x8192: 514.7 against 665-834 at 256-1024 threads), so the fused
+     * add's narrower rows below leave fp8 output out. */
+    if (s->quant != RMSI_Q_NONE && (s->quant != RMSI_Q_BLOCK || rmsi_nvec(s) > 4096))
         return 0;
     /* A fused add stores h with an L1 eviction priority of evict-last and
      * the second pass reads it back with evict-first (cache + 4), so the
@@ -410,7 +422,8 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * stay on the register path). The plain forward keeps cache = 1: its
      * first pass's loads already allocate in L1, and the hints cost
      * 4096x32768 +3% (145 -> 149). */
-    const int l1 = s->res && s->hout; /* without h_out pass 2 re-reads x and r */
+    /* without h_out pass 2 re-reads x and r */
+    const int l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res && s->hout;
     /* a thread's two vectors (the kernel's step) cover the row from 1024
      * threads down: rmsi_fwd_lean_fused's narrower rows */
     int tpr = RMSI_MULTI_MAX_THREADS;
@@ -446,7 +459,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     }
     /* the fused add's register rows from 512 vectors too, where h is stored
      * (rmsi_fwd_lean_fused) */
-    if (fwd && s->vec_ok && s->res && s->hout && nvec >= 512 && nvec % 512 == 0 && rmsi_fwd_lean_rule(s, &c)) {
+    if (fwd && s->vec_ok && s->res && s->hout && s->quant == RMSI_Q_NONE && nvec >= 512 && nvec % 512 == 0 &&
+        rmsi_fwd_lean_rule(s, &c)) {
         *out = c;
         return;
     }
@@ -679,11 +693,13 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
             return 0;
     }
     /* lean: the backward's staged 2-vector kernel at 64 registers; the
-     * forward's 16-byte multi-pass kernel at 32, without fp8 output, its
-     * indices 32-bit (forward.cu rmsi_fwd_lean) */
+     * forward's 16-byte multi-pass kernel at 32, without fp8 output or with
+     * the block quantiser's of 16-bit rows, its indices 32-bit (forward.cu
+     * rmsi_fwd_lean) */
     if (c->lean != 0 &&
         (c->lean != 1 ||
-         (s->op == RMSI_OP_FWD ? c->path != RMSI_PATH_MULTI || c->vec != 16 || s->quant != RMSI_Q_NONE ||
+         (s->op == RMSI_OP_FWD ? c->path != RMSI_PATH_MULTI || c->vec != 16 ||
+                                     (s->quant != RMSI_Q_NONE && (s->quant != RMSI_Q_BLOCK || s->esz != 2)) ||
                                      rmsi_nvec(s) > 0x7fffffff - RMSI_MULTI_MAX_THREADS * 2
                                : c->path != RMSI_PATH_REG || c->nv != 2 || !c->stage || s->f16)))
         return 0;

@@ -151,7 +151,7 @@ static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
     rmsi_config c;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, 2);
-    const int cache = res ? 5 : 1;
+    const int cache = res || quant == RMSI_Q_BLOCK ? 5 : 1;
     CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == cache && c.cps == 0 && g == rows,
           "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld",
           (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
@@ -384,8 +384,15 @@ int main()
     check_multi(RMSI_OP_FWD, 256, 32768, 2, RMSI_Q_NONE, 1, 512, 1);
     check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_TOKEN, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_TOKEN, 0, 256, 0);
-    check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1);
-    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_BLOCK, 1, 256, 0);
+    /* the 1x128 block quantiser of wide rows: the lean kernel too (S27-2) */
+    check_fwd_lean(4096, 32768, RMSI_Q_BLOCK, 1);
+    check_fwd_lean(4096, 32768, RMSI_Q_BLOCK, 0);
+    check_fwd_lean(8192, 24576, RMSI_Q_BLOCK, 1);
+    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_BLOCK, 1, 256, 0); /* wider: not measured */
+    check_multi(RMSI_OP_FWD, 2048, 65536, 2, RMSI_Q_BLOCK, 0, 512, 1);
+    check_multi(RMSI_OP_FWD, 263, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1); /* under 2 rows an SM */
+    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);    /* register rows: not lean (S27-2) */
+    check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
     check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_NONE, 0, 256, 0);  /* fp32: not measured */
     check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 512, 0);
     check_multi(RMSI_OP_BWD, 8192, 32760, 2, RMSI_Q_NONE, 0, 512, 0);

@@ -10,7 +10,9 @@
  * 0x7fffffff, whatever the NaN's sign and payload and whatever the other
  * operand, so the pair conversions round and pack such a result to the bits
  * of the exact software rounding: every NaN of either sign times and plus 1,
- * -0.5, 0, +inf and a NaN, on both sides, packed, and rounded then packed.
+ * -0.5, 0, +inf and a NaN, on both sides, packed, and rounded then packed;
+ * and the E4M3 pair conversion (the quantiser's codes of v * (1 / s)) to the
+ * exact encoder's code.
  * The results must be the same bits; a failure prints the first operand that
  * differs. 2^31 operands a domain, a few milliseconds on an H100.
  *
@@ -92,8 +94,26 @@ __device__ bool same_packs(float p)
     return same && h.x == s.x && h.y == s.y && h.z == s.z && h.w == s.w;
 }
 
+/* Four codes holding p, by the E4M3 pair instructions (rmsi_fp8_hw_pack
+ * for FMUL results) and by the exact encoder: the same bytes. */
+__device__ bool same_e4m3(float p)
+{
+#if !RMSI_HAVE_HW_FP8X4
+    (void)p;
+    return true; /* below sm_89: no pair conversion, no claim */
+#else
+    const float q[4] = { p, 1.5f, -2.0f, p };
+    const uint32_t h = rmsi_hw_fp8x4<false>(q[0], q[1], q[2], q[3]);
+    uint32_t s = 0u;
+    for (int e = 0; e < 4; e++)
+        s |= rmsi_fp8_encode(q[e], RMSI_FP8_E4M3) << (8 * e);
+    return h == s;
+#endif
+}
+
 /* r[7]: a NaN product or sum not 0x7fffffff; r[8], r[9]: a vector holding it
- * packed by rmsi_pack16_prod other than by rmsi_pack16_soft (bf16, f16).
+ * packed by rmsi_pack16_prod other than by rmsi_pack16_soft (bf16, f16);
+ * r[10]: its E4M3 codes by the pair instructions other than exact.
  * u runs over the 2 * (2^23 - 1) NaN bit patterns; m is a kernel argument,
  * so nothing is folded at compile time. */
 __global__ void check_nan(uint32_t base, float m, result *r)
@@ -113,6 +133,8 @@ __global__ void check_nan(uint32_t base, float m, result *r)
             note(&r[8], u);
         if (!same_packs<rmsi_f16>(p))
             note(&r[9], u);
+        if (!same_e4m3(p))
+            note(&r[10], u);
     }
 }
 
@@ -120,10 +142,10 @@ __global__ void check_nan(uint32_t base, float m, result *r)
 
 int main(void)
 {
-    enum { NR = 10 };
+    enum { NR = 11 };
     static const char *names[NR] = { "scale e4m3", "scale e4m3 pow2", "scale e5m2", "scale e5m2 pow2",
                                       "scale e4m3fnuz", "scale e4m3fnuz pow2", "1 / s",
-                                      "NaN result", "NaN result bf16", "NaN result f16" };
+                                      "NaN result", "NaN result bf16", "NaN result f16", "NaN result e4m3" };
     static const float muls[5] = { 1.0f, -0.5f, 0.0f, __builtin_inff(), __builtin_nanf("") };
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
