@@ -254,6 +254,9 @@ void rmsi_bench_report_header(FILE *f, const rmsi_bench_env *env, const rmsi_ben
                               const rmsi_bench_roofline *rf);
 void rmsi_bench_report_roofline(FILE *f, const char *when, const rmsi_bench_probe_set *s);
 void rmsi_bench_report_table_head(FILE *f, int have_roof, int have_ratio, int have_cfg);
+/* One finished cell, before the table (which waits for the closing probes):
+ * what a run killed by a timeout keeps. */
+void rmsi_bench_report_done(FILE *f, int done, int total, const rmsi_bench_cell *c);
 void rmsi_bench_report_row(FILE *f, const rmsi_bench_cell *c, int have_roof, int have_ratio,
                            int have_cfg, int suspect);
 void rmsi_bench_report_footer(FILE *f, const rmsi_bench_roofline *rf, int fails);

@@ -359,8 +359,10 @@ int main(int argc, char **argv)
     rmsi_bench_probe_bufs pb;
     rmsi_bench_ctx ctx;
     rmsi_bench_cell *cells = NULL;
-    /* Line-buffered even into a file or pipe: a run killed by a timeout
-     * keeps the cells it printed (session 11 lost five whole runs that way). */
+    /* Line-buffered even into a file or pipe (session 11 lost five whole
+     * runs that way). The table comes after the closing probes, so a run
+     * killed by a timeout keeps only the per-cell lines on stderr below
+     * (session 27 lost two device calls' numbers without them). */
     (void)setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = options(argc, argv, &o, &r);
     if (rc != 0) {
@@ -434,6 +436,8 @@ int main(int argc, char **argv)
         if (tty)
             progress(i + 1, n, &cells[i]);
         rmsi_bench_cell_run(&ctx, &cells[i]);
+        if (!tty)
+            rmsi_bench_report_done(stderr, i + 1, n, &cells[i]);
     }
     if (tty)
         (void)fputs("\r\033[K", stderr);

@@ -79,6 +79,18 @@ void rmsi_bench_report_table_head(FILE *f, int have_roof, int have_ratio, int ha
     (void)fprintf(f, "  check\n");
 }
 
+void rmsi_bench_report_done(FILE *f, int done, int total, const rmsi_bench_cell *c)
+{
+    (void)fprintf(f, "rmsnorm-bench: [%d/%d] %s %s %lldx%lld: ", done, total, rmsi_bench_op_info(c->op)->name,
+                  rmsi_bench_dtype_name(c->dtype), (long long)c->rows, (long long)c->cols);
+    if (c->verdict != RMSI_BENCH_OK)
+        (void)fprintf(f, "%s, %s\n", verdict_name(c->verdict), c->note);
+    else
+        (void)fprintf(f, "median %.2f us [%.2f, %.2f], %.2f GB/s\n", c->t.median * 1e6, c->t.min * 1e6,
+                      c->t.max * 1e6, c->gbps);
+    (void)fflush(f);
+}
+
 void rmsi_bench_report_row(FILE *f, const rmsi_bench_cell *c, int have_roof, int have_ratio,
                            int have_cfg, int suspect)
 {
