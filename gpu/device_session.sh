@@ -4,7 +4,9 @@
 # stages: env, search (bench/gpu_search.py, SEARCH_ARGS), bench (rmsnorm-bench
 # --graph, BENCH_ARGS), qsearch (rmsnorm-bench --config-search of the fused
 # ops at 4096x8192), peers (bench/peers.py, PEERS_ARGS, .whl carried), tests
-# (every cmocka binary on cuda + bench/gpu_check.py), san (memcheck on
+# (every cmocka binary on cuda + bench/gpu_check.py), ab (rmsnorm-bench
+# AB_ARGS alternated between the old and the new plugin, AB_ORDER,
+# bench/ab_table.py), san (memcheck on
 # SAN_TESTS, racecheck on RACE_TESTS), pin (PIN_TESTS on cuda under each
 # ';'-separated RMSNORM_CUDA_CONFIG of PIN_CONFIGS, RMST_PIN_SWEEP=1, plus
 # memcheck of test_hand under each), ncu (bench/ncu_probe.py under Nsight
@@ -79,6 +81,22 @@ if has ncu; then
     --section MemoryWorkloadAnalysis} python3 bench/ncu_probe.py --lib $D/lib/librmsnorm.so ${NCU_ARGS:-} \
     > $OUT/ncu.txt 2> $OUT/ncu_err.txt
   echo "ncu rc=$?"; grep -E "rmsi_|triton_|Duration|Registers Per|Achieved Occupancy|Theoretical Occupancy|DRAM Throughput|Block Limit" $OUT/ncu.txt | head -120
+fi
+if has ab; then
+  # old against new: rmsnorm-bench AB_ARGS under each plugin in AB_ORDER
+  # (build/devrun/old from OLD_PLUGIN=... gpu/stage_device.sh, build/devrun/lib),
+  # one timeout a run; each finished cell is on stderr, so a run cut short
+  # keeps its cells in ab_K_TAG.txt; bench/ab_table.py sets them side by side
+  stamp ab
+  i=0; abl=""
+  for tag in ${AB_ORDER:-old new new old}; do
+    i=$((i + 1)); P=$D/lib; [ "$tag" = old ] && P=$D/old
+    RMSNORM_PLUGIN_PATH=$P timeout ${AB_TIMEOUT:-150} $D/rmsnorm-bench --backend cuda \
+      ${AB_ARGS:---op forward,fused-add --dtype bf16 --shape 4096x4096,32768x8192} --graph --force --tries 1 \
+      --json $OUT/ab_${i}_$tag.json > $OUT/ab_${i}_$tag.txt 2>&1
+    echo "ab $i $tag rc=$?"; abl="$abl $tag=$OUT/ab_${i}_$tag.json"
+  done
+  python3 bench/ab_table.py $abl | tee $OUT/ab_table.txt
 fi
 if has san; then
   stamp san

@@ -22,4 +22,10 @@ done
 [ -x build/gpu/test_math ] && cp build/gpu/test_math "$d/tests/"
 [ -x build/rmsnorm-bench ] && cp build/rmsnorm-bench "$d/" && strip --strip-debug "$d/rmsnorm-bench"
 strip --strip-debug "$d/lib/librmsnorm.so.1"
+# OLD_PLUGIN=path: a previous build of the plugin for old/new runs
+# (gpu/device_session.sh stage ab), as build/devrun/old/librmsnorm_cuda.so
+if [ -n "${OLD_PLUGIN:-}" ]; then
+    mkdir -p "$d/old"
+    cp "$OLD_PLUGIN" "$d/old/librmsnorm_cuda.so"
+fi
 du -sh "$d"
