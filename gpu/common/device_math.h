@@ -514,7 +514,9 @@ __device__ __forceinline__ void rmsi_store_codes(uint8_t *p, const uint32_t *w)
  * FMUL results, so a NaN among them is 0x7fffffff, which the E4M3 pair
  * instruction encodes as the exact path does (0x7f; gpu/cuda/test_math.cu
  * checks it on the device): no probe for E4M3. E5M2's pair instruction
- * gives its NaN another code than the reference's. */
+ * gives its NaN another code than the reference's. The E4M3 loop is written
+ * out for prod: guarding the probe instead reordered the 16 measured lean
+ * block-quant kernels (sm_90a, session 27), which were not timed that way. */
 template <int N>
 __device__ __forceinline__ bool rmsi_fp8_hw_pack(const float *q, int fmt, uint32_t *w, bool prod)
 {
