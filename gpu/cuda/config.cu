@@ -75,6 +75,7 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     s->cluster = rmsi_cuda_cluster();
     s->f16 = dtype == RMSNORM_F16;
     s->hout = 0;
+    s->yout = 1;
     return s->sms > 0 ? 0 : -1;
 }
 

@@ -380,6 +380,22 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * two an SM (a row's one CTA is all the parallelism there; the cluster
  * split keeps them, not measured), fp8 output and fp32 rows (not
  * measured). */
+/* rmsi_fwd_lean_quant: the 1x128 block quantiser of 16-bit rows of 512 to
+ * 2048 vectors (4096-16384 bf16 columns) without a residual and without y,
+ * from 2 rows an SM, takes the lean kernel too: 256 threads (512 above 1536
+ * vectors), no L1 hints (cache = 1). S28-1, S28-2 (rmsnorm-bench, pinned
+ * against the ladder's register rows, bf16, us; cache = 5 in brackets):
+ * 32768x8192 324.9 -> 293.3 (292.2), 4096x8192 44.7 -> 42.7 (43.4),
+ * 16384x4096 88.8 -> 86.5 (87.3), 8192x12288 150.2 -> 115.3 (114.8),
+ * 32768x6144 253.1 -> 236.7 (236.5), 32768x5120 211.9 -> 207.1 (207.9),
+ * 8192x16384 176.1 -> 154.8 at 512 threads (159.0 at 256). Not taken: 256
+ * vectors (65536x2048: 175.0 against 214-339), and y written (S28-2, old /
+ * new / new / old with the 256-thread rule: 32768x8192 383.4 -> 433.1,
+ * 16384x4096 99.1 -> 121.1), where the register path's fused kernel does
+ * the y stores the lean one must add to its second pass. Fused adds with
+ * block fp8 stay on the register path (S28-2, 8192x12288 274.1 against
+ * 259.6 at 512 threads, but 8192x16384 308.6 against 334.9: one run each,
+ * no rule). */
 /* rmsi_fwd_lean_fused: fused adds that store h, 16-bit rows of 512 to 2048
  * vectors (4096-16384 bf16 columns) in multiples of 512, from 2 rows an SM,
  * take the lean kernel too, at the fewest threads (from 1024 down to 256)
@@ -404,11 +420,14 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * residual without h_out. S27-2 (rmsnorm-bench, pinned against the
      * ladder, bf16, without y): 4096x32768 add + block fp8 559.5 -> 341.9
      * us, block fp8 518.5 -> 171.0 (the multi-pass kernel's 19% of the
-     * roofline). Wider rows were not measured and stay multi-pass. At 8192
+     * roofline); S28-1 (pinned at 1024 threads, cache = 5, without y):
+     * block fp8 2048x65536 605.8 -> 184.9, 1024x131072 720.4 -> 192.8,
+     * 512x262144 718.3 -> 199.0; add + block 576.8 -> 351.1, 597.7 ->
+     * 362.2, 601.9 -> 362.6, so every width from 2049 vectors. At 8192
      * columns the lean kernel lost to the register path (add + block
      * 32768x8192: 514.7 against 665-834 at 256-1024 threads), so the fused
      * add's narrower rows below leave fp8 output out. */
-    if (s->quant != RMSI_Q_NONE && (s->quant != RMSI_Q_BLOCK || rmsi_nvec(s) > 4096))
+    if (s->quant != RMSI_Q_NONE && s->quant != RMSI_Q_BLOCK)
         return 0;
     /* A fused add stores h with an L1 eviction priority of evict-last and
      * the second pass reads it back with evict-first (cache + 4), so the
@@ -421,14 +440,22 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * 548.2 -> 521.6 (12288 columns lost 8-11%, 8192 columns 48%: those
      * stay on the register path). The plain forward keeps cache = 1: its
      * first pass's loads already allocate in L1, and the hints cost
-     * 4096x32768 +3% (145 -> 149). */
+     * 4096x32768 +3% (145 -> 149, S25, the general form; since S28-1 the
+     * specialised form streams y: 4096x32768 139.3 -> 131.0 at cache = 1,
+     * cache = 5 not remeasured). */
     /* without h_out pass 2 re-reads x and r */
-    const int l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res && s->hout;
+    int l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res && s->hout;
     /* a thread's two vectors (the kernel's step) cover the row from 1024
      * threads down: rmsi_fwd_lean_fused's narrower rows */
     int tpr = RMSI_MULTI_MAX_THREADS;
     while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= rmsi_nvec(s))
         tpr /= 2;
+    if (s->quant == RMSI_Q_BLOCK && !s->res && rmsi_nvec(s) <= rmsi_reg_nvec_max(s)) {
+        /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
+         * hints */
+        tpr = rmsi_nvec(s) > 1536 ? 512 : 256;
+        l1 = 0;
+    }
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
     m.vec = 16;
@@ -458,9 +485,11 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         return;
     }
     /* the fused add's register rows from 512 vectors too, where h is stored
-     * (rmsi_fwd_lean_fused) */
-    if (fwd && s->vec_ok && s->res && s->hout && s->quant == RMSI_Q_NONE && nvec >= 512 && nvec % 512 == 0 &&
-        rmsi_fwd_lean_rule(s, &c)) {
+     * (rmsi_fwd_lean_fused), and the 1x128 block quantiser's without a
+     * residual or y (rmsi_fwd_lean_quant) */
+    const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
+    const int lean_quant = !s->res && !s->yout && s->quant == RMSI_Q_BLOCK;
+    if (fwd && s->vec_ok && (lean_fused || lean_quant) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) {
         *out = c;
         return;
     }

@@ -18,6 +18,7 @@ typedef struct rmsi_shape {
     int cluster;     /* the device launches thread block clusters (compute capability >= 9) */
     int f16;         /* 16-bit rows are fp16, not bf16 (the backward's lean kernel is bf16's) */
     int hout;        /* forward with a residual: h is stored (h_out given) */
+    int yout;        /* forward: y is stored (always without fp8 output; optional with it) */
 } rmsi_shape;
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out);

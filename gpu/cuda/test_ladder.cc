@@ -69,6 +69,7 @@ static rmsi_shape h200_shape(int op, int64_t rows, int64_t cols, int esz, int qu
     s.quant = quant;
     s.res = res;
     s.hout = res; /* a fused add stores h, as the benchmark's does */
+    s.yout = 1;   /* y stored (optional with fp8 output only) */
     s.sms = 132;
     s.smem = 232448;
     s.cluster = 1;
@@ -168,6 +169,25 @@ static void check_fwd_lean_fused(int64_t rows, int64_t cols, int tpr)
     CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 5 && c.cps == 0 && g == rows,
           "fwd lean fused rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
           (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+}
+
+/* Session 28's 1x128 block quantiser of 512-2048 vectors without a
+ * residual or y: the lean kernel, tpr threads, cache = 1; with y the
+ * register path (nv vectors). */
+static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int nv)
+{
+    rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_BLOCK, 0);
+    rmsi_config c;
+    s.yout = 0;
+    rmsi_ladder(&s, &c);
+    const int64_t g = rmsi_config_grid(&s, &c, 2048 / tpr);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 1 && c.cps == 0 && g == rows,
+          "fwd lean quant rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
+          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+    s.yout = 1;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == RMSI_PATH_REG && c.nv == nv, "fwd block fp8 with y %lldx%lld: path %d nv %d, expected nv %d",
+          (long long)rows, (long long)cols, c.path, c.nv, nv);
 }
 
 /* A fused add without h_out re-reads x and the residual in the lean
@@ -313,7 +333,7 @@ int main()
     check_rule_no_hout(32768, 8192, 2);
     check_rule_no_hout(65536, 4096, 4);
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0);
-    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 0, 4, 0);
+    check_fwd_lean_quant(32768, 8192, 256, 4); /* S28-1, S28-2 */
     /* session 13 (S13-4, S13-6): fewer rows too, fused add, fp8 output or
      * neither */
     check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 0, 4, 0);
@@ -344,7 +364,17 @@ int main()
     check_fwd_shape(32768, 4096, RMSI_Q_NONE, 0, 128, 2, 4);
     check_fwd_shape(16896, 4096, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
     check_fwd_shape(16895, 4096, RMSI_Q_NONE, 0, 128, 1, 4);
-    check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* fp8 output: not measured, unchanged */
+    check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y: the register path (S28-2) */
+    check_fwd_lean_quant(32768, 4096, 256, 4);                 /* without (S28-1, S28-2) */
+    check_fwd_lean_quant(4096, 8192, 256, 4);
+    check_fwd_lean_quant(264, 4096, 256, 1);
+    check_fwd_lean_quant(32768, 5120, 256, 4);
+    check_fwd_lean_quant(32768, 6144, 256, 4);
+    check_fwd_lean_quant(8192, 12288, 256, 4);
+    check_fwd_lean_quant(8192, 16384, 512, 4);
+    check_rule(RMSI_OP_FWD, 263, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 2 rows an SM */
+    check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
+    check_rule(RMSI_OP_FWD, 65536, 2048, 2, RMSI_Q_BLOCK, 0, 4, 0); /* 256 vectors: the register path (S28-2) */
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
 
     /* wide 16-bit rows: session 24's forward (S24-2, S24-3: the lean
@@ -388,8 +418,10 @@ int main()
     check_fwd_lean(4096, 32768, RMSI_Q_BLOCK, 1);
     check_fwd_lean(4096, 32768, RMSI_Q_BLOCK, 0);
     check_fwd_lean(8192, 24576, RMSI_Q_BLOCK, 1);
-    check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_BLOCK, 1, 256, 0); /* wider: not measured */
-    check_multi(RMSI_OP_FWD, 2048, 65536, 2, RMSI_Q_BLOCK, 0, 512, 1);
+    check_fwd_lean(512, 262144, RMSI_Q_BLOCK, 1); /* and wider (S28-1) */
+    check_fwd_lean(2048, 65536, RMSI_Q_BLOCK, 0);
+    check_fwd_lean(1024, 131072, RMSI_Q_BLOCK, 0);
+    check_multi(RMSI_OP_FWD, 263, 262144, 2, RMSI_Q_BLOCK, 0, 256, 0); /* under 2 rows an SM */
     check_multi(RMSI_OP_FWD, 263, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1); /* under 2 rows an SM */
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);    /* register rows: not lean (S27-2) */
     check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
