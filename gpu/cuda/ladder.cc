@@ -440,11 +440,14 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * 548.2 -> 521.6 (12288 columns lost 8-11%, 8192 columns 48%: those
      * stay on the register path). The plain forward keeps cache = 1: its
      * first pass's loads already allocate in L1, and the hints cost
-     * 4096x32768 +3% (145 -> 149, S25, the general form; since S28-1 the
-     * specialised form streams y: 4096x32768 139.3 -> 131.0 at cache = 1,
-     * cache = 5 not remeasured). */
+     * 4096x32768 +3% (145 -> 149, S25, the general form). Since S28-1 the
+     * specialised form streams y (4096x32768 139.3 -> 131.0 at cache = 1),
+     * and with it the hints pay from 8192 vectors: S28-4 (alternated
+     * twice, us) 2048x65536 152.9 -> 145.2, but 4096x32768 131.1 -> 134.4.
+     * So cache = 5 above 4096 vectors; 131072 and 262144 columns were not
+     * measured (the fused add's hints paid there, S25-1 above). */
     /* without h_out pass 2 re-reads x and r */
-    int l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res && s->hout;
+    int l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res ? s->hout : rmsi_nvec(s) > 4096;
     /* a thread's two vectors (the kernel's step) cover the row from 1024
      * threads down: rmsi_fwd_lean_fused's narrower rows */
     int tpr = RMSI_MULTI_MAX_THREADS;

@@ -145,14 +145,14 @@ static void check_fwd_cl(int64_t rows, int64_t cols, int esz, int quant, int res
 /* Session 24's wide forward rows: the lean two-pass kernel, 1024 threads,
  * cache = 1, one CTA a row (the grid covers the rows whatever fits);
  * session 25's fused adds with the L1 hints too (cache = 5), from 16384
- * columns. */
+ * columns; session 28's plain rows with them from 4097 vectors. */
 static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
 {
     const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, quant, res);
     rmsi_config c;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, 2);
-    const int cache = res || quant == RMSI_Q_BLOCK ? 5 : 1;
+    const int cache = res || quant == RMSI_Q_BLOCK || cols / 8 > 4096 ? 5 : 1;
     CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == cache && c.cps == 0 && g == rows,
           "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld",
           (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
@@ -387,6 +387,7 @@ int main()
     check_fwd_lean(2048, 32776, RMSI_Q_NONE, 0);
     check_fwd_lean(4096, 32768, RMSI_Q_NONE, 0);
     check_fwd_lean(8192, 32768, RMSI_Q_NONE, 0);
+    check_fwd_lean(4096, 32776, RMSI_Q_NONE, 0); /* 4097 vectors: cache = 5 (S28-4) */
     check_fwd_lean(2048, 65536, RMSI_Q_NONE, 0);
     check_fwd_lean(1024, 131072, RMSI_Q_NONE, 0);
     check_fwd_lean(512, 262144, RMSI_Q_NONE, 0);
