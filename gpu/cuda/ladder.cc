@@ -15,9 +15,9 @@
  *  1. Not 16-byte friendly (a pointer, a stride or cols not a multiple of VEC):
  *     multi-pass, one element per access.
  *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): forward 16-bit rows
- *     without fp8 output (or with the 1x128 block quantiser's, to 4096
- *     vectors, session 27) from 2 rows an SM: the lean two-pass kernel, 1024
- *     threads (rmsi_fwd_lean_rule, session 24); fewer rows without fusions
+ *     without fp8 output (or with the 1x128 block quantiser's, sessions
+ *     27-28) from 2 rows an SM: the lean two-pass kernel, 1024 threads
+ *     (rmsi_fwd_lean_rule, session 24); fewer rows without fusions
  *     up to 8192 vectors, where the device has clusters: the row split over
  *     a cluster of 4 or 8 CTAs, each holding its slice in registers
  *     (rmsi_fwd_cluster, session 23). Otherwise multi-pass,
@@ -28,7 +28,9 @@
  *     gradient: 1024 threads from 4096 to 8192 vectors (session 22).
  *     Fused adds that store h, 16-bit rows of 512-2048 vectors in multiples
  *     of 512, from 2 rows an SM: the lean kernel too, nvec / 2 threads
- *     (256..1024), cache = 5 (rmsi_fwd_lean_fused, sessions 25-26).
+ *     (256..1024), cache = 5 (rmsi_fwd_lean_fused, sessions 25-26); the
+ *     block quantiser without a residual or y from 512 vectors, 256 or 512
+ *     threads, cache = 1 (rmsi_fwd_lean_quant, session 28).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1), the default cache policy
