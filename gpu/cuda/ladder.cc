@@ -448,18 +448,20 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * twice, us) 2048x65536 152.9 -> 145.2, but 4096x32768 131.1 -> 134.4.
      * So cache = 5 above 4096 vectors; 131072 and 262144 columns were not
      * measured (the fused add's hints paid there, S25-1 above). */
-    /* without h_out pass 2 re-reads x and r */
-    int l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res ? s->hout : rmsi_nvec(s) > 4096;
-    /* a thread's two vectors (the kernel's step) cover the row from 1024
-     * threads down: rmsi_fwd_lean_fused's narrower rows */
-    int tpr = RMSI_MULTI_MAX_THREADS;
-    while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= rmsi_nvec(s))
-        tpr /= 2;
-    if (s->quant == RMSI_Q_BLOCK && !s->res && rmsi_nvec(s) <= rmsi_reg_nvec_max(s)) {
+    const int64_t nvec = rmsi_nvec(s);
+    int l1, tpr = RMSI_MULTI_MAX_THREADS;
+    if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
          * hints */
-        tpr = rmsi_nvec(s) > 1536 ? 512 : 256;
+        tpr = nvec > 1536 ? 512 : 256;
         l1 = 0;
+    } else {
+        /* without h_out pass 2 re-reads x and r */
+        l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res ? s->hout : nvec > 4096;
+        /* a thread's two vectors (the kernel's step) cover the row from 1024
+         * threads down: rmsi_fwd_lean_fused's narrower rows */
+        while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= nvec)
+            tpr /= 2;
     }
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
