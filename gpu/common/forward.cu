@@ -761,10 +761,7 @@ __device__ __forceinline__ void rmsi_lean_norm_w(const uint4 *sr, const uint4 *w
 #pragma unroll
         for (int e = 0; e < VEC; e++)
             v[e] *= wf[e];
-        if (st)
-            rmsi_st_stream(yr + i + u * nt, rmsi_pack16_prod<T>(v));
-        else
-            yr[i + u * nt] = rmsi_pack16_prod<T>(v);
+        rmsi_st16(yr + i + u * nt, rmsi_pack16_prod<T>(v), st);
     }
 }
 
@@ -783,10 +780,7 @@ __device__ __forceinline__ void rmsi_lean_norm_any(const rmsi_fwd_params &p, con
         float v[VEC];
         rmsi_lean_h<T, R>(xv[u], rv[u], res, v);
         rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)(i + u * nt) * VEC, rs, v);
-        if (p.cache & RMSI_CACHE_ST)
-            rmsi_st_stream(yr + i + u * nt, rmsi_pack16<T>(v));
-        else
-            yr[i + u * nt] = rmsi_pack16<T>(v);
+        rmsi_st16(yr + i + u * nt, rmsi_pack16<T>(v), p.cache & RMSI_CACHE_ST);
     }
 }
 
@@ -814,12 +808,8 @@ __device__ __forceinline__ void rmsi_lean_quant(const rmsi_fwd_params &p, const 
     for (int u = 0; u < N; u++) {
         rmsi_lean_h<T, R>(xv[u], rv[u], res, v[u]);
         rmsi_fwd_normalise<T, W, VEC>(p, (int64_t)(i + u * nt) * VEC, rs, v[u]);
-        if (yr) {
-            if (p.cache & RMSI_CACHE_ST)
-                rmsi_st_stream(yr + i + u * nt, rmsi_pack16_prod<T>(v[u]));
-            else
-                yr[i + u * nt] = rmsi_pack16_prod<T>(v[u]);
-        }
+        if (yr)
+            rmsi_st16(yr + i + u * nt, rmsi_pack16_prod<T>(v[u]), p.cache & RMSI_CACHE_ST);
         am[u] = 0.0f;
 #pragma unroll
         for (int e = 0; e < VEC; e++)
