@@ -19,7 +19,10 @@
  *           thread driving them: no registers, no LSU traffic;
  *   memcpy: cudaMemcpyAsync device to device;
  *   read, write: the two halves alone (read folds into one word a CTA);
- *   2r1w:   dst = a + b, the fused add's and the backward's shape.
+ *   2r1w:   dst = a + b, the fused add's and the backward's shape;
+ *   mix:    the fused ops' streams at their byte ratios (k_mix): the fused
+ *           add's 2 reads + 2 writes, add + block fp8's 2 + 2 and a
+ *           half-size fp8 output, and the others.
  *
  * Built by `ninja cuda-check` (build/gpu/hbm-sweep; the bulk copies need
  * sm_90, and are left out below it). Run on a GPU:
@@ -144,6 +147,29 @@ __global__ void __launch_bounds__(T) k_read(uint32_t *__restrict__ sink, const u
         sink[blockIdx.x] = acc;
 }
 
+/* The fused ops' traffic at their byte ratios, without their arithmetic:
+ * NR 16-byte inputs a vector index (x, and the residual), NW 16-byte outputs
+ * (h, y) and, where Q, an 8-byte one (the fp8 codes of 8 16-bit elements).
+ * Each output depends on every input, so no load is dead. */
+template <int T, int NR, int NW, bool Q>
+__global__ void __launch_bounds__(T) k_mix(uint4 *__restrict__ o0, uint4 *__restrict__ o1, uint2 *__restrict__ oq,
+                                           const uint4 *__restrict__ a, const uint4 *__restrict__ b, int64_t n)
+{
+    for (int64_t i = (int64_t)blockIdx.x * T + threadIdx.x; i < n; i += (int64_t)gridDim.x * T) {
+        uint4 v = ld16<LD_PLAIN>(a + i, 0);
+        if (NR > 1) {
+            const uint4 w = ld16<LD_PLAIN>(b + i, 0);
+            v = make_uint4(v.x + w.x, v.y + w.y, v.z + w.z, v.w + w.w);
+        }
+        if (NW > 0)
+            st16<ST_PLAIN>(o0 + i, v, 0);
+        if (NW > 1)
+            st16<ST_PLAIN>(o1 + i, make_uint4(v.x ^ 1u, v.y ^ 1u, v.z ^ 1u, v.w ^ 1u), 0);
+        if (Q)
+            oq[i] = make_uint2(v.x ^ v.y, v.z ^ v.w);
+    }
+}
+
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
 /* TMA 1-D bulk copy, S stages of B bytes; thread 0 drives, the rest idle. */
@@ -211,12 +237,14 @@ int main(int argc, char **argv)
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
-    char *a = nullptr, *b = nullptr, *c2 = nullptr;
+    char *a = nullptr, *b = nullptr, *c2 = nullptr, *m1 = nullptr, *mq = nullptr;
     uint32_t *sink = nullptr;
     CK(cudaMalloc(&a, bytes));
     CK(cudaMalloc(&b, bytes));
     CK(cudaMalloc(&c2, bytes));
     CK(cudaMemset(c2, 3, bytes));
+    CK(cudaMalloc(&m1, bytes));
+    CK(cudaMalloc(&mq, bytes / 2));
     CK(cudaMalloc(&sink, 1 << 20));
     CK(cudaMemset(a, 1, bytes));
     CK(cudaMemset(b, 2, bytes));
@@ -302,6 +330,24 @@ int main(int argc, char **argv)
                   [=]() { k_read<512, 4><<<grid_cover(2048), 512, 0, st>>>(sink, src, n); }});
     vs.push_back({"read T=512 U=8", 1.0 * bytes,
                   [=]() { k_read<512, 8><<<grid_cover(4096), 512, 0, st>>>(sink, src, n); }});
+
+    /* the fused ops' byte mixes (k_mix), one 16-byte vector a thread; the
+     * name gives reads / writes and q for the half-size fp8 output */
+    uint4 *o1 = (uint4 *)m1;
+    uint2 *oq = (uint2 *)mq;
+#define MIX(T, NR, NW, Q, WHAT)                                                                              \
+    vs.push_back({std::string("mix ") + #NR + "r" + #NW + "w" + (Q ? "+q" : "") + " T=" + #T + " (" + WHAT + ")", \
+                  (NR + NW + (Q ? 0.5 : 0.0)) * bytes, [=]() {                                               \
+                      k_mix<T, NR, NW, Q><<<grid_cover(T), T, 0, st>>>(dst, o1, oq, src, src2, n);          \
+                  }})
+    MIX(256, 1, 1, false, "copy");
+    MIX(256, 2, 2, false, "fused add");
+    MIX(512, 2, 2, false, "fused add");
+    MIX(256, 2, 2, true, "add + block fp8, y");
+    MIX(512, 2, 2, true, "add + block fp8, y");
+    MIX(256, 2, 1, true, "add + block fp8, no y");
+    MIX(256, 1, 1, true, "block fp8, y");
+    MIX(256, 1, 0, true, "block fp8, no y");
 
     /* the bulk kernels' dynamic shared memory above the 48 KB default */
 #define BULK_ATTR(S, B) \
