@@ -199,6 +199,11 @@ def main():
     fwd_case(ours, 8448, 8192, bf, res=True)
     fwd_case(ours, 8448, 4096, f32, wdt=f32, res=True, off=1.0)
     fwd_case(ours, 8448, 2048, bf)
+    # the plain forward of 512 and 1024 16-bit vectors there: the lean
+    # kernel (session 29), in place and with fp32 weights, ROUND_LLAMA and an offset too
+    fwd_case(ours, 8448, 8192, bf)
+    fwd_case(ours, 8448, 4096, hf, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 8448, 8192, bf, inplace=True)
     # ... and 16-bit rows of 640+ vectors not a power of two load their
     # weights after the reduction there (stage 0, session 12)
     fwd_case(ours, 8448, 5120, bf)

@@ -30,7 +30,10 @@
  *     of 512, from 2 rows an SM: the lean kernel too, nvec / 2 threads
  *     (256..1024), cache = 5 (rmsi_fwd_lean_fused, sessions 25-26); the
  *     block quantiser without a residual or y from 512 vectors, 256 or 512
- *     threads, cache = 1 (rmsi_fwd_lean_quant, session 28).
+ *     threads, cache = 1 (rmsi_fwd_lean_quant, session 28); the plain
+ *     forward of 512-2048 vectors in multiples of 128 from 31 rows an SM,
+ *     min(nvec / 2, 512) threads, cache = 5 (rmsi_fwd_lean_plain, session
+ *     29).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1), the default cache policy
@@ -146,7 +149,10 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
              * (S15-2, S15-3, rmsnorm-bench, rpc=2 pinned against the ladder,
              * alternated twice: 32768x4096 129.1 -> 127.8 us, 65536x4096
              * 256.7 -> 253.1; 16384x4096 0.3% faster, 8192x4096 0.8% slower;
-             * at other widths slower: 32768x2048 +1.3%, 32768x8192 +5.3%) */
+             * at other widths slower: 32768x2048 +1.3%, 32768x8192 +5.3%).
+             * Since session 29 such 16-bit rows take the lean kernel
+             * (rmsi_fwd_lean_plain); fp32 rows of 2048 columns, not
+             * measured, still come here. */
             return 2;
         stage = 0; /* the forward's stage is where its weights load, not a staged row */
     }
@@ -378,7 +384,8 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * over rows from a persistent grid; a copy from a persistent grid was 3-7%
  * slower than from a covering one (bench/hbm_sweep.cu, S24-1). Not taken:
  * rows within one CTA's registers (8192x16384: 138.4 at 512 threads
- * against 135.7; 32768x8192: 268.7-451.7 against 255.2), fewer rows than
+ * against 135.7; 32768x8192: 268.7-451.7 against 255.2; the general form,
+ * before rmsi_fwd_lean_plain, session 29, took them), fewer rows than
  * two an SM (a row's one CTA is all the parallelism there; the cluster
  * split keeps them, not measured), fp8 output and fp32 rows (not
  * measured). */
@@ -409,10 +416,34 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * 32768x8192 513.3 -> 504.4 (512 threads), 16384x8192 257.3 -> 253.3,
  * 4096x8192 67.6 -> 66.3, 65536x4096 519.9 -> 504.5 (256 threads; 512
  * lost 1%), 8192x12288 197.5 -> 190.3 (1024 threads; 512 lost 2%). The
- * plain forward stays on the register path there: 32768x8192 253.6
+ * plain forward stayed on the register path there: 32768x8192 253.6
  * against 258.4 at 512 threads (cache 4; 281 with cache 1), 16384x8192
- * 128.1 against 130.8. Rows of other widths (5120, 6144 columns, ...) and
+ * 128.1 against 130.8 (until rmsi_fwd_lean_plain, session 29). Rows of other widths (5120, 6144 columns, ...) and
  * fp32 were not measured. */
+/* rmsi_fwd_lean_plain: the plain forward of 16-bit rows of 512 to 2048
+ * vectors (4096-16384 bf16 columns) in multiples of 128 (the multi-pass
+ * kernels' threads come in multiples of 64), from 31 rows an SM,
+ * takes the lean kernel too: nvec / 2 threads up to 512 (a thread's one
+ * step of two vectors covers the row; wider rows take 3-4 vectors a thread
+ * at 512), with the L1 hints (cache = 5). Session 26 had measured it slower
+ * there (32768x8192 258.4 against 253.6), but its rows ran the general
+ * form; the specialised form that streams y (S28-1) turned that round.
+ * rmsnorm-bench, bf16, us, old (the register path) / new / new / old:
+ * S29-2 8448x8192 67.1 -> 66.3, 16384x8192 127.9 -> 125.8, 32768x8192
+ * 253.6 -> 249.0, 65536x8192 507.5 -> 494.8, 16384x4096 65.4 -> 64.1,
+ * 32768x4096 127.8 -> 125.9, 65536x4096 252.9 -> 249.1 (fp16 the same);
+ * S29-3 4096x4096 17.90 -> 17.65, 8192x4096 33.83 -> 33.34, 4096x8192
+ * 33.86 -> 33.51, 4096x5120 22.06 -> 21.69, 16384x5120 80.85 -> 79.70,
+ * 65536x5120 315.8 -> 311.2, 16384x6144 96.8 -> 95.3, 8192x12288 109.8 ->
+ * 101.7, 4096x16384 69.3 -> 66.5, 8192x16384 136.0 -> 128.4. Slower, as
+ * pins (S29-1, S29-2): cache = 1 at 8192 columns (254.8 at 32768 rows),
+ * 1024 threads at 8192-16384 columns (381.0 at 32768x8192, 117.9 and
+ * 137.8 at 8192x12288 and 8192x16384), 768 at 12288 (111.8), one vector
+ * a thread at 4096 and 5120 columns (83.6 and 94.7 at 16384 rows), 256
+ * threads at 8192 (34.4 at 4096 rows). Fewer rows than 31 an SM, and the
+ * widths between those named but 6144, were not measured. */
+#define RMSI_LEAN_PLAIN_ROWS_PER_SM 31
+
 static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
     if (s->esz != 2 || s->rows < 2 * (int64_t)s->sms)
@@ -446,8 +477,10 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * specialised form streams y (4096x32768 139.3 -> 131.0 at cache = 1),
      * and with it the hints pay from 8192 vectors: S28-4 (alternated
      * twice, us) 2048x65536 152.9 -> 145.2, but 4096x32768 131.1 -> 134.4.
-     * So cache = 5 above 4096 vectors; 131072 and 262144 columns were not
-     * measured (the fused add's hints paid there, S25-1 above). */
+     * So cache = 5 above 4096 vectors; S29-1 (cache = 1 pinned against it,
+     * alternated twice) confirmed the wider rows: 1024x131072 186.9 ->
+     * 183.3, 512x262144 200.9 -> 200.0, 2048x65536 153.5 -> 145.7. The
+     * plain rows of rmsi_fwd_lean_plain take it too. */
     const int64_t nvec = rmsi_nvec(s);
     int l1, tpr = RMSI_MULTI_MAX_THREADS;
     if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
@@ -457,11 +490,15 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         l1 = 0;
     } else {
         /* without h_out pass 2 re-reads x and r */
-        l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res ? s->hout : nvec > 4096;
+        l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout
+             : s->res                 ? s->hout
+                                      : nvec > 4096 || nvec <= rmsi_reg_nvec_max(s);
         /* a thread's two vectors (the kernel's step) cover the row from 1024
          * threads down: rmsi_fwd_lean_fused's narrower rows */
         while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= nvec)
             tpr /= 2;
+        if (!s->res && s->quant == RMSI_Q_NONE && nvec <= rmsi_reg_nvec_max(s)) /* rmsi_fwd_lean_plain */
+            tpr = (int)(nvec / 2 < 512 ? nvec / 2 : 512);
     }
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
@@ -496,7 +533,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
      * residual or y (rmsi_fwd_lean_quant) */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
     const int lean_quant = !s->res && !s->yout && s->quant == RMSI_Q_BLOCK;
-    if (fwd && s->vec_ok && (lean_fused || lean_quant) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) {
+    const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 && nvec <= 2048 &&
+                           s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    if (fwd && s->vec_ok && (lean_fused || lean_quant || lean_plain) && nvec >= 512 &&
+        rmsi_fwd_lean_rule(s, &c)) {
         *out = c;
         return;
     }

@@ -123,6 +123,15 @@ static void check_fwd_shape(int64_t rows, int64_t cols, int quant, int res, int 
           (long long)cols, quant, res, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
 }
 
+/* The plain forward's tpr, rpc and nv at an element size. */
+static void check_fwd_shape_esz(int64_t rows, int64_t cols, int esz, int tpr, int rpc, int nv)
+{
+    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, esz, RMSI_Q_NONE, 0);
+    CHECK(c.path == RMSI_PATH_REG && c.tpr == tpr && c.rpc == rpc && c.nv == nv,
+          "fwd rule %lldx%lld esz %d: tpr %d rpc %d nv %d, expected tpr %d rpc %d nv %d", (long long)rows,
+          (long long)cols, esz, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
+}
+
 /* The multi-pass path's threads a row (a CTA) and cache knob for a contiguous shape. */
 static void check_multi(int op, int64_t rows, int64_t cols, int esz, int quant, int res, int tpr, int cache)
 {
@@ -169,6 +178,22 @@ static void check_fwd_lean_fused(int64_t rows, int64_t cols, int tpr)
     CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 5 && c.cps == 0 && g == rows,
           "fwd lean fused rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
           (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+}
+
+/* Session 29's plain forward of 512-2048 vectors in multiples of 64 from 31
+ * rows an SM: the lean kernel at nvec / 2 threads up to 512, cache = 5;
+ * not for fp32 rows. */
+static void check_fwd_lean_plain(int64_t rows, int64_t cols, int tpr)
+{
+    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_NONE, 0);
+    const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_NONE, 0);
+    const int64_t g = rmsi_config_grid(&s, &c, 2048 / tpr);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 5 && c.cps == 0 && g == rows,
+          "fwd lean plain rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
+          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+    const rmsi_config f = h200_ladder(RMSI_OP_FWD, rows, cols / 2, 4, RMSI_Q_NONE, 0);
+    CHECK(f.path == RMSI_PATH_REG, "fwd fp32 %lldx%lld: path %d, expected the register path", (long long)rows,
+          (long long)(cols / 2), f.path);
 }
 
 /* Session 28's 1x128 block quantiser of 512-2048 vectors without a
@@ -332,11 +357,11 @@ int main()
      * fp8 keeps its own rule */
     check_rule_no_hout(32768, 8192, 2);
     check_rule_no_hout(65536, 4096, 4);
-    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0);
+    check_rule(RMSI_OP_FWD, 16384, 4096, 4, RMSI_Q_NONE, 0, 4, 0); /* fp32; 16-bit rows: session 29's lean rule */
     check_fwd_lean_quant(32768, 8192, 256, 4); /* S28-1, S28-2 */
     /* session 13 (S13-4, S13-6): fewer rows too, fused add, fp8 output or
      * neither */
-    check_rule(RMSI_OP_FWD, 4096, 4096, 2, RMSI_Q_NONE, 0, 4, 0);
+    check_rule(RMSI_OP_FWD, 4096, 2048, 4, RMSI_Q_NONE, 0, 4, 0); /* fp32; 16-bit 4096x4096: the lean kernel (S29) */
     check_rule_no_hout(4096, 4096, 4);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_NONE, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
@@ -344,13 +369,15 @@ int main()
     /* session 15 (S15-2..S15-4): session 12's exception (the weights after
      * the reduction for 16-bit rows of 640+ vectors, not a power of two,
      * from 64 rows an SM) kept above 768 vectors only */
-    check_fwd_stage(16384, 5120, 2, 0, 1);
-    check_fwd_stage(16384, 6144, 2, 0, 1);
-    check_fwd_stage(8448, 7168, 2, 0, 0);
-    check_fwd_stage(8447, 7168, 2, 0, 1); /* 63.99 rows an SM */
-    check_fwd_stage(4096, 5120, 2, 0, 1);
+    /* (16-bit widths in multiples of 128 vectors take the lean kernel there
+     * since session 29: these are the others) */
+    check_fwd_stage(16384, 5184, 2, 0, 1);
+    check_fwd_stage(16384, 6136, 2, 0, 1);
+    check_fwd_stage(8448, 7232, 2, 0, 0);
+    check_fwd_stage(8447, 7232, 2, 0, 1); /* 63.99 rows an SM */
+    check_fwd_stage(4096, 5184, 2, 0, 1);
     check_fwd_stage(16384, 3072, 2, 0, 1);
-    check_fwd_stage(32768, 8192, 2, 0, 1);
+    check_fwd_stage(4091, 8192, 2, 0, 1); /* from 31 rows an SM the lean kernel (session 29) */
     check_fwd_stage(16384, 5120, 2, 1, 1); /* fused add: not measured, unchanged */
     check_fwd_stage(16384, 5120, 4, 0, 1); /* fp32 (1280 vectors): not measured, unchanged */
     /* session 15 (S15-3): <= 64 vectors at 3/4 to 3 rows an SM, one warp a
@@ -361,9 +388,11 @@ int main()
     check_fwd_shape(395, 512, RMSI_Q_NONE, 0, 32, 4, 2);
     check_fwd_shape(396, 512, RMSI_Q_NONE, 0, 64, 1, 1);
     check_fwd_shape(256, 512, RMSI_Q_NONE, 1, 64, 1, 1); /* fused add: not measured, unchanged */
-    check_fwd_shape(32768, 4096, RMSI_Q_NONE, 0, 128, 2, 4);
-    check_fwd_shape(16896, 4096, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
-    check_fwd_shape(16895, 4096, RMSI_Q_NONE, 0, 128, 1, 4);
+    /* the two-row CTAs of 512 vectors are left to fp32 rows of 2048 columns:
+     * 16-bit rows of 4096 take the lean kernel there since session 29 */
+    check_fwd_shape_esz(32768, 2048, 4, 128, 2, 4);
+    check_fwd_shape_esz(16896, 2048, 4, 128, 2, 4); /* 128 an SM */
+    check_fwd_shape_esz(16895, 2048, 4, 128, 1, 4);
     check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y: the register path (S28-2) */
     check_fwd_lean_quant(32768, 4096, 256, 4);                 /* without (S28-1, S28-2) */
     check_fwd_lean_quant(4096, 8192, 256, 4);
@@ -394,7 +423,7 @@ int main()
     check_fwd_lean(264, 262144, RMSI_Q_NONE, 0);
     check_fwd_lean(4096, 32768, RMSI_Q_NONE, 1);
     check_fwd_lean(512, 262144, RMSI_Q_NONE, 1);
-    check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 4, 0); /* one CTA's registers: not lean */
+    check_rule(RMSI_OP_FWD, 4091, 16384, 2, RMSI_Q_NONE, 0, 4, 0); /* under 31 rows an SM: not lean */
     check_fwd_lean(8192, 16384, RMSI_Q_NONE, 1);                    /* but the fused add is (S25-2) */
     check_fwd_lean(264, 16384, RMSI_Q_NONE, 1);
     check_fwd_lean(16384, 16384, RMSI_Q_NONE, 1);
@@ -405,7 +434,17 @@ int main()
     check_fwd_lean_fused(264, 8192, 512);
     check_fwd_lean_fused(65536, 4096, 256);
     check_rule(RMSI_OP_FWD, 263, 8192, 2, RMSI_Q_NONE, 1, 2, 0);   /* under 2 rows an SM */
-    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_NONE, 0, 4, 0); /* the plain forward: not lean */
+    check_fwd_lean_plain(32768, 8192, 512); /* S29-1, S29-2 */
+    check_fwd_lean_plain(4092, 8192, 512);  /* 31 rows an SM */
+    check_fwd_lean_plain(65536, 4096, 256);
+    check_fwd_lean_plain(4096, 4096, 256);
+    check_fwd_lean_plain(16384, 5120, 320);
+    check_fwd_lean_plain(8192, 12288, 512);
+    check_fwd_lean_plain(8192, 16384, 512);
+    check_fwd_lean_plain(8192, 6144, 384); /* 768 vectors: not measured */
+    check_rule(RMSI_OP_FWD, 4091, 8192, 2, RMSI_Q_NONE, 0, 4, 0); /* under 31 rows an SM */
+    check_rule(RMSI_OP_FWD, 8192, 4608, 2, RMSI_Q_NONE, 0, 4, 0); /* 576 vectors: not a multiple of 128 */
+    check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);       /* 256 vectors: the register path */
     check_fwd_res_no_hout();
     check_fwd_cl(263, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);      /* under 2 rows an SM */
     check_fwd_cl(256, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
