@@ -418,8 +418,8 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * lost 1%), 8192x12288 197.5 -> 190.3 (1024 threads; 512 lost 2%). The
  * plain forward stayed on the register path there: 32768x8192 253.6
  * against 258.4 at 512 threads (cache 4; 281 with cache 1), 16384x8192
- * 128.1 against 130.8 (until rmsi_fwd_lean_plain, session 29). Rows of other widths (5120, 6144 columns, ...) and
- * fp32 were not measured. */
+ * 128.1 against 130.8 (until rmsi_fwd_lean_plain, session 29). Rows of
+ * other widths (5120, 6144 columns, ...) and fp32 were not measured. */
 /* rmsi_fwd_lean_plain: the plain forward of 16-bit rows of 512 to 2048
  * vectors (4096-16384 bf16 columns) in multiples of 128 (the multi-pass
  * kernels' threads come in multiples of 64), from 31 rows an SM,
@@ -488,17 +488,17 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
          * hints */
         tpr = nvec > 1536 ? 512 : 256;
         l1 = 0;
+    } else if (!s->res && s->quant == RMSI_Q_NONE && nvec <= rmsi_reg_nvec_max(s)) {
+        /* rmsi_fwd_lean_plain: nvec / 2 threads up to 512, L1 hints */
+        tpr = (int)(nvec / 2 < 512 ? nvec / 2 : 512);
+        l1 = 1;
     } else {
         /* without h_out pass 2 re-reads x and r */
-        l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout
-             : s->res                 ? s->hout
-                                      : nvec > 4096 || nvec <= rmsi_reg_nvec_max(s);
+        l1 = s->quant == RMSI_Q_BLOCK ? !s->res || s->hout : s->res ? s->hout : nvec > 4096;
         /* a thread's two vectors (the kernel's step) cover the row from 1024
          * threads down: rmsi_fwd_lean_fused's narrower rows */
         while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= nvec)
             tpr /= 2;
-        if (!s->res && s->quant == RMSI_Q_NONE && nvec <= rmsi_reg_nvec_max(s)) /* rmsi_fwd_lean_plain */
-            tpr = (int)(nvec / 2 < 512 ? nvec / 2 : 512);
     }
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
