@@ -471,7 +471,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * register path had the rows, 16384 columns: 1024 rows 38.2 -> 37.6,
      * 2048 71.8 -> 70.2, 4096 139.4 -> 134.5, 8192 275.2 -> 262.7, 16384
      * 548.2 -> 521.6 (12288 columns lost 8-11%, 8192 columns 48%: those
-     * stay on the register path). The plain forward keeps cache = 1: its
+     * stay on the register path). The plain forward kept cache = 1: its
      * first pass's loads already allocate in L1, and the hints cost
      * 4096x32768 +3% (145 -> 149, S25, the general form). Since S28-1 the
      * specialised form streams y (4096x32768 139.3 -> 131.0 at cache = 1),
@@ -533,7 +533,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
      * residual or y (rmsi_fwd_lean_quant) */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
     const int lean_quant = !s->res && !s->yout && s->quant == RMSI_Q_BLOCK;
-    const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 && nvec <= 2048 &&
+    const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
+                           nvec <= rmsi_reg_nvec_max(s) &&
                            s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
     if (fwd && s->vec_ok && (lean_fused || lean_quant || lean_plain) && nvec >= 512 &&
         rmsi_fwd_lean_rule(s, &c)) {
