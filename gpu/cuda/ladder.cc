@@ -36,7 +36,9 @@
  *     29).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
- *     shared memory was 1-20% slower, S13-1), the default cache policy
+ *     shared memory was 1-20% slower, S13-1, and the register kernel with
+ *     its next row staged by cp.async 1-25% slower at 1-64 CTAs an SM,
+ *     S30-1), the default cache policy
  *     (cache = 0; the streaming hints, 0.2-5% faster in the L2-hot searches
  *     of session 2, were at most 1.2% faster cold and a single row was
  *     2-16% slower with them, S13-4, S13-6); a fused add of 1024 vectors
@@ -48,7 +50,8 @@
  *     Under 4 rows per SM: 1 vector per thread (2 if a row would need more
  *     than 512 threads), so a row's latency is spread over the most threads;
  *     from 1 row per SM, rows of 512 or 1024 vectors take 256 threads
- *     instead (plain forward only, the case measured).
+ *     instead (plain forward only, the case measured), and below it 16-bit
+ *     rows of 512 vectors too (session 30).
  *     Threads per row: the balanced width for that many vectors, at least
  *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
  *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
@@ -60,8 +63,10 @@
  *     add + block quant 4096x8192 was 1.37x faster at tpr 512 x 2 in the
  *     search), without one 4 (64 registers; 14-17% faster than 2, S5-1).
  *  4. Backward: fewer rows than SMs -> multi-pass, 16-byte, 256 threads
- *     (512 above 4096 bf16 columns): one CTA per row beats a register CTA
- *     there (5.1 vs 5.3 us at 32x4096). Otherwise a persistent grid (its CTA
+ *     (512 above 4096 bf16 columns): one CTA per row beat a register CTA
+ *     there (5.1 vs 5.3 us at 32x4096, session 2), except 16-bit rows of
+ *     512 vectors, one vector of 512 threads (32x4096 5.20 -> 4.78 us,
+ *     session 30). Otherwise a persistent grid (its CTA
  *     count is the dw partial count), capped at max(4 * SMs, rows / 32)
  *     partial rows (their write + read is under ~4% of the logical bytes of
  *     a 16-bit T above 4 * 32 rows per SM, 17% at 4096 rows, where the cap
@@ -69,7 +74,9 @@
  *     * SMs, session 3), at least a warp per row and 128 threads per CTA
  *     (2048 bf16 columns: 2 rows of 64 threads, 2-6% faster than 1): >= 64
  *     rows per SM -> 4 vectors per thread (rows narrower than 512 vectors
- *     only where the partial cap gives 8 partials an SM), as many CTAs as
+ *     only where the partial cap gives 8 partials an SM; bf16 rows of 256
+ *     vectors, and of 512 under 256 rows an SM, without a residual
+ *     gradient: 2, in the lean kernel, session 30), as many CTAs as
  *     fit (cps = 0), no
  *     cache hints (streaming loads were 4-7% slower at 5120-8192 bf16
  *     columns in the session-3 search; stores-only within 0.5% of none);
@@ -329,6 +336,25 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
         *c = m;
 }
 
+/* Backward, many bf16 rows of 256 or 512 vectors (2048 or 4096 columns)
+ * without a residual gradient, where clusters exist: 2 vectors a thread,
+ * which the lean rule then runs in the 64-register staged kernel (with
+ * clusters of 2), instead of 4 vectors. S30-2: the config search put that
+ * kernel 2.7-4.4% ahead of the 4-vector one at 16384x4096, 32768x4096 and
+ * 65536x2048; S30-3, rmsnorm-bench, this rule against the old config
+ * pinned, alternated twice, us: 8448x4096 59.1 -> 55.3, 16384x4096 104.4 ->
+ * 100.3, 24576x4096 151.0 -> 147.1, 32768x4096 198.4 -> 194.8, 33792x2048
+ * 106.6 -> 102.4, 65536x2048 198.0 -> 193.3. 65536x4096 (496 rows an SM)
+ * was level in the search and keeps 4 vectors, as the 1024-vector rows
+ * above 256 an SM do (rmsi_bwd_lean_mid). */
+static int rmsi_bwd_lean_many(const rmsi_shape *s)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || !s->vec_ok)
+        return 0;
+    return nvec == 256 || (nvec == 512 && s->rows < 256LL * s->sms);
+}
+
 /* Forward rows wider than one CTA's registers (rule 2's nvec > 2048) on
  * devices with clusters: the row split over the fewest CTAs (4 or 8) that
  * leave each at most 1024 vectors (8192 bf16 columns, the width where the
@@ -579,6 +605,21 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         *out = c;
         return;
     }
+    if (!fwd && s->rows < s->sms && s->esz == 2 && nvec == 512) {
+        /* Backward under a row an SM, 512 16-bit vectors: the register
+         * path, one vector of 512 threads, rather than the multi-pass
+         * kernel (S30-2: the config search's best at 1x4096 and 32x4096;
+         * S30-3, rmsnorm-bench, against the multi-pass config pinned,
+         * alternated twice, us: 1x4096 2.90 -> 2.68, 32x4096 5.20 -> 4.78,
+         * 64x4096 5.52 -> 5.07, 128x4096 6.20 -> 6.05; cache = 3, the
+         * search's pick at 32 rows, within 1% of this at all four). Other
+         * widths were not searched under a row an SM and keep the
+         * multi-pass kernel; fp16 was not measured. */
+        c.tpr = 512;
+        c.nv = 1;
+        *out = c;
+        return;
+    }
     if (!fwd && s->rows < s->sms) {
         c.path = RMSI_PATH_MULTI;
         c.tpr = nvec > 512 ? 512 : 256;
@@ -619,6 +660,15 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * 1.87 -> 1.84, 256x512 1.94 -> 1.90, 384x512 2.03 -> 2.00;
              * slower at 512 rows, 2.08 -> 2.10, 32 rows, 1.56 -> 1.63, and
              * one row, 1.16 -> 1.19, S15-2) */
+            nv = 2;
+        else if (s->rows < s->sms && !two_mid && nvec == 512 && s->esz == 2)
+            /* under a row an SM, 512 16-bit vectors: 256 threads a row too
+             * (S30-2: the config search's best at 1x4096 and 32x4096; S30-3,
+             * rmsnorm-bench, this rule against the old config pinned,
+             * alternated twice, us: 1x4096 1.52 -> 1.48, 32x4096 2.04 ->
+             * 2.00, 64x4096 2.15 -> 2.12, 128x4096 2.39 -> 2.35). One vector
+             * of 512 threads had been the rule below since S6; 1024 vectors
+             * keep 512 x 2, the search's best at 1x8192 and 32x8192. */
             nv = 2;
         else if (s->rows < 4LL * s->sms)
             nv = 1;
@@ -667,6 +717,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * 135.9 -> 104.6, 65536x2048 219.3 -> 199.6). */
         nv = 4;
         c.cache = 0;
+        if (rmsi_bwd_lean_many(s))
+            nv = 2;
     } else {
         nv = rmsi_bwd_mid512(s) ? 4 : 2;
         if (s->esz == 2 && nvec >= 64 && nvec <= 512 && s->rows < 10LL * s->sms &&

@@ -282,8 +282,36 @@ static void check_bwd_lean(int64_t rows, int64_t cols, int res, int f16, int lea
     CHECK(!f16 || !rmsi_config_valid(&s, &c), "bwd lean=1 valid for fp16 %lldx%lld", (long long)rows, (long long)cols);
 }
 
+/* A backward config's path, threads a row, vectors, lean bit and cluster. */
+static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path, int tpr, int nv, int lean, int cl)
+{
+    const rmsi_shape s = h200_bwd(rows, cols, 1, res, f16);
+    rmsi_config c;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == nv) && c.lean == lean && c.cl == cl,
+          "bwd rule %lldx%lld res %d f16 %d: path %d tpr %d nv %d lean %d cl %d, expected path %d tpr %d nv %d "
+          "lean %d cl %d",
+          (long long)rows, (long long)cols, res, f16, c.path, c.tpr, c.nv, c.lean, c.cl, path, tpr, nv, lean, cl);
+}
+
 int main()
 {
+    /* session 30 (S30-2): under a row an SM, 512 16-bit vectors, the
+     * register path at one vector of 512 threads (2048 fp32 columns and
+     * other widths: the multi-pass kernel still) */
+    check_bwd_cfg(1, 4096, 0, 0, RMSI_PATH_REG, 512, 1, 0, 1);
+    check_bwd_cfg(131, 4096, 0, 0, RMSI_PATH_REG, 512, 1, 0, 1);
+    check_bwd_cfg(1, 2048, 0, 0, RMSI_PATH_MULTI, 256, 0, 0, 1);
+    check_bwd_cfg(1, 8192, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
+    /* and many bf16 rows of 256 or 512 vectors, 2 vectors in the lean
+     * kernel instead of 4 (512 vectors under 256 rows an SM) */
+    check_bwd_cfg(16384, 4096, 0, 0, RMSI_PATH_REG, 256, 2, 1, 2);
+    check_bwd_cfg(33791, 4096, 0, 0, RMSI_PATH_REG, 256, 2, 1, 2);
+    check_bwd_cfg(33792, 4096, 0, 0, RMSI_PATH_REG, 128, 4, 0, 2);
+    check_bwd_cfg(65536, 2048, 0, 0, RMSI_PATH_REG, 128, 2, 1, 2);
+    check_bwd_cfg(16384, 4096, 1, 0, RMSI_PATH_REG, 128, 4, 0, 2); /* residual gradient: unchanged */
+    check_bwd_cfg(16384, 4096, 0, 1, RMSI_PATH_REG, 128, 4, 0, 2); /* fp16: unchanged */
+
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
     check_bwd(4096, 4096, 1, 2, 4, 528, 256, 1);  /* lean: 4 CTAs an SM, 264 partial rows */
@@ -405,6 +433,14 @@ int main()
     check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
     check_rule(RMSI_OP_FWD, 65536, 2048, 2, RMSI_Q_BLOCK, 0, 4, 0); /* 256 vectors: the register path (S28-2) */
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
+    /* session 30 (S30-2): under a row an SM, 512 16-bit vectors, 2 vectors
+     * of 256 threads; 1024 vectors, fusions and fp32 rows as before */
+    check_fwd_shape(1, 4096, RMSI_Q_NONE, 0, 256, 1, 2);
+    check_fwd_shape(131, 4096, RMSI_Q_NONE, 0, 256, 1, 2);
+    check_fwd_shape(1, 8192, RMSI_Q_NONE, 0, 512, 1, 2);
+    check_fwd_shape(32, 4096, RMSI_Q_NONE, 1, 512, 1, 1);
+    check_fwd_shape(32, 4096, RMSI_Q_BLOCK, 0, 512, 1, 1);
+    check_fwd_shape_esz(32, 2048, 4, 512, 1, 1);
 
     /* wide 16-bit rows: session 24's forward (S24-2, S24-3: the lean
      * two-pass kernel from 2 rows an SM, plain and fused add), session 23's
