@@ -37,8 +37,8 @@
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1, and the register kernel with
- *     its next row staged by cp.async 1-25% slower at 1-64 CTAs an SM,
- *     S30-1), the default cache policy
+ *     its next row staged by cp.async 3-36% slower at 1-4 CTAs an SM and
+ *     level at 64, add + block fp8 with y, S30-1), the default cache policy
  *     (cache = 0; the streaming hints, 0.2-5% faster in the L2-hot searches
  *     of session 2, were at most 1.2% faster cold and a single row was
  *     2-16% slower with them, S13-4, S13-6); a fused add of 1024 vectors
