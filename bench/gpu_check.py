@@ -236,6 +236,13 @@ def main():
     # 128 threads x 4 vectors, clusters of 2, at 10-16 rows an SM of 4096 columns (session 10)
     bwd_case(ours, 2048, 4096, bf)
     bwd_case(ours, 1536, 4096, hf, saved=False, dres=True, llama=True, off=1.0)
+    # 16-bit rows of 1025-2048 vectors from a row an SM: the register path,
+    # 4 vectors, clusters of 2 under 31 rows an SM (session 30); a residual
+    # gradient keeps the multi-pass kernel
+    bwd_case(ours, 300, 16384, bf)
+    bwd_case(ours, 4224, 10240, hf, saved=False, llama=True, off=1.0)
+    bwd_case(ours, 264, 16384, bf, wdt=f32)
+    bwd_case(ours, 264, 16384, bf, dres=True)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

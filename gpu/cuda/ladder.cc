@@ -14,7 +14,9 @@
  * Both ops (VEC = 16 / sizeof(T) elements per 16-byte vector, nvec = cols/VEC):
  *  1. Not 16-byte friendly (a pointer, a stride or cols not a multiple of VEC):
  *     multi-pass, one element per access.
- *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192): forward 16-bit rows
+ *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192; backward: nvec > 1024
+ *     but for 16-bit rows without a residual gradient from a row an SM,
+ *     rmsi_bwd_wide, session 30): forward 16-bit rows
  *     without fp8 output (or with the 1x128 block quantiser's, sessions
  *     27-28) from 2 rows an SM: the lean two-pass kernel, 1024 threads
  *     (rmsi_fwd_lean_rule, session 24); fewer rows without fusions
@@ -229,9 +231,32 @@ static int64_t rmsi_tpr_for_nv(int64_t nvec, int nv, int64_t lmin)
 }
 
 /* Rule 2's limit: the widest row the register path takes. */
+/* Backward, 16-bit rows of 1025-2048 vectors (up to 16384 bf16 columns)
+ * without a residual gradient, from a row an SM: the register path reaches
+ * them (4 vectors of up to 512 threads, staged; clusters of 2 under 31 rows
+ * an SM), where the multi-pass kernel had them. S30-6, bench/gpu_search.py
+ * over rmsnorm-bench's 16384-column cells: the multi-pass kernel 1.27-1.77x
+ * slower from 256 rows, and rmsnorm-bench 32768x16384 1535.7 -> 868.5 us,
+ * 65536x16384 3029 -> 1725 pinned. S30-7, rmsnorm-bench, this rule against
+ * the multi-pass config pinned, alternated twice, us: 132x16384 13.95 /
+ * 14.14 -> 13.57 / 13.58, 256x16384 19.75 / 19.89 -> 17.16 / 17.18,
+ * 1024x16384 57.5 -> 40.4, 4096x16384 200.8 -> 122.2, 16384x16384 763.8 ->
+ * 442.8, 1024x10240 36.0 -> 30.7, 8192x10240 235.5 -> 173.5, 1024x12288
+ * 41.7 -> 33.5, 8192x12288 272.0 -> 195.5; pinned cl=1 lost under 31 rows
+ * an SM (132x16384 16.80, 1024x16384 42.27) and cl=2 above it (16384x16384
+ * 448.3), cache=2 within 0.3%. Under a row an SM the multi-pass kernel
+ * stays (the search's best at 1 and 32 rows). A residual gradient (a third
+ * staged row, more shared memory), fp32 rows and devices whose shared
+ * memory does not hold the staged row were not measured; the last fall back
+ * to it below. */
+static int rmsi_bwd_wide(const rmsi_shape *s)
+{
+    return s->op == RMSI_OP_BWD && s->esz == 2 && !s->res && s->rows >= s->sms;
+}
+
 static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
 {
-    return s->op == RMSI_OP_FWD ? 2048 : 1024;
+    return s->op == RMSI_OP_FWD || rmsi_bwd_wide(s) ? 2048 : 1024;
 }
 
 static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c)
@@ -759,7 +784,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.stage = 0;
     }
     if (!fwd && s->cluster && c.path == RMSI_PATH_REG && c.nv >= 2 &&
-        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms) || rmsi_bwd_mid512(s)))
+        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms) || rmsi_bwd_mid512(s) ||
+         (nvec > 1024 && s->rows < 31LL * s->sms)))
         /* dw partials summed over clusters of 2 CTAs (S9-1..S9-3,
          * rmsnorm-bench, cl=1 / cl=2 alternated twice: 16384x2048 63.6 ->
          * 56.8 us, 8192x2048 35.9 -> 32.9, 4096x2048 21.4 -> 20.6, 2048x4096

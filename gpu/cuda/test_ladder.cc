@@ -311,6 +311,18 @@ int main()
     check_bwd_cfg(65536, 2048, 0, 0, RMSI_PATH_REG, 128, 2, 1, 2);
     check_bwd_cfg(16384, 4096, 1, 0, RMSI_PATH_REG, 128, 4, 0, 2); /* residual gradient: unchanged */
     check_bwd_cfg(16384, 4096, 0, 1, RMSI_PATH_REG, 128, 4, 0, 2); /* fp16: unchanged */
+    /* and 16-bit rows of 1025-2048 vectors without a residual gradient from
+     * a row an SM: the register path, 4 vectors, clusters of 2 under 31
+     * rows an SM (S30-6, S30-7) */
+    check_bwd_cfg(131, 16384, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
+    check_bwd_cfg(132, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 2);
+    check_bwd_cfg(4091, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 2);
+    check_bwd_cfg(4092, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 1);
+    check_bwd_cfg(65536, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 1);
+    check_bwd_cfg(4096, 10240, 0, 0, RMSI_PATH_REG, 320, 4, 0, 1);
+    check_bwd_cfg(4096, 16384, 0, 1, RMSI_PATH_REG, 512, 4, 0, 1); /* fp16: the same kernel family */
+    check_bwd_cfg(4096, 16392, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
+    check_bwd_cfg(4096, 16384, 1, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
 
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
@@ -502,7 +514,9 @@ int main()
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);    /* register rows: not lean (S27-2) */
     check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
     check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_NONE, 0, 256, 0);  /* fp32: not measured */
-    check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 0, 512, 0);
+    /* (16384 bf16 columns: the register path since session 30, below) */
+    check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 1, 512, 0); /* residual gradient: not measured */
+    check_multi(RMSI_OP_BWD, 8192, 8192, 4, RMSI_Q_NONE, 0, 512, 0); /* fp32 of 2048 vectors: not measured */
     check_multi(RMSI_OP_BWD, 8192, 32760, 2, RMSI_Q_NONE, 0, 512, 0);
     check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 0, 1024, 0);
     check_multi(RMSI_OP_BWD, 2048, 65536, 2, RMSI_Q_NONE, 0, 1024, 0);
