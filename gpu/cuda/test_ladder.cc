@@ -296,33 +296,42 @@ static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path
 
 int main()
 {
-    /* session 30 (S30-2): under a row an SM, 512 16-bit vectors, the
-     * register path at one vector of 512 threads (2048 fp32 columns and
-     * other widths: the multi-pass kernel still) */
-    check_bwd_cfg(1, 4096, 0, 0, RMSI_PATH_REG, 512, 1, 0, 1);
-    check_bwd_cfg(131, 4096, 0, 0, RMSI_PATH_REG, 512, 1, 0, 1);
-    check_bwd_cfg(1, 2048, 0, 0, RMSI_PATH_MULTI, 256, 0, 0, 1);
-    check_bwd_cfg(1, 8192, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
-    /* and many bf16 rows of 256 or 512 vectors, 2 vectors in the lean
-     * kernel instead of 4 (512 vectors under 256 rows an SM) */
-    check_bwd_cfg(16384, 4096, 0, 0, RMSI_PATH_REG, 256, 2, 1, 2);
-    check_bwd_cfg(33791, 4096, 0, 0, RMSI_PATH_REG, 256, 2, 1, 2);
-    check_bwd_cfg(33792, 4096, 0, 0, RMSI_PATH_REG, 128, 4, 0, 2);
-    check_bwd_cfg(65536, 2048, 0, 0, RMSI_PATH_REG, 128, 2, 1, 2);
-    check_bwd_cfg(16384, 4096, 1, 0, RMSI_PATH_REG, 128, 4, 0, 2); /* residual gradient: unchanged */
-    check_bwd_cfg(16384, 4096, 0, 1, RMSI_PATH_REG, 128, 4, 0, 2); /* fp16: unchanged */
-    /* and 16-bit rows of 1025-2048 vectors without a residual gradient from
-     * a row an SM: the register path, 4 vectors, clusters of 2 under 31
-     * rows an SM (S30-6, S30-7) */
-    check_bwd_cfg(131, 16384, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
-    check_bwd_cfg(132, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 2);
-    check_bwd_cfg(4091, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 2);
-    check_bwd_cfg(4092, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 1);
-    check_bwd_cfg(65536, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 1);
-    check_bwd_cfg(4096, 10240, 0, 0, RMSI_PATH_REG, 320, 4, 0, 1);
-    check_bwd_cfg(4096, 16384, 0, 1, RMSI_PATH_REG, 512, 4, 0, 1); /* fp16: the same kernel family */
-    check_bwd_cfg(4096, 16392, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
-    check_bwd_cfg(4096, 16384, 1, 0, RMSI_PATH_MULTI, 512, 0, 0, 1);
+    /* Session 30's backward rules: rows, cols, residual gradient, fp16,
+     * then the expected path, tpr, nv, lean and cl. */
+    static const struct {
+        int64_t rows, cols;
+        int res, f16, path, tpr, nv, lean, cl;
+    } bwd30[] = {
+        /* S30-2, S30-3: under a row an SM, 512 16-bit vectors, the register
+         * path at one vector of 512 threads (other widths: multi-pass) */
+        {1, 4096, 0, 0, RMSI_PATH_REG, 512, 1, 0, 1},
+        {131, 4096, 0, 0, RMSI_PATH_REG, 512, 1, 0, 1},
+        {1, 2048, 0, 0, RMSI_PATH_MULTI, 256, 0, 0, 1},
+        {1, 8192, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1},
+        /* many bf16 rows of 256 or 512 vectors: 2 vectors in the lean
+         * kernel instead of 4 (512 vectors under 256 rows an SM); a
+         * residual gradient and fp16 unchanged */
+        {16384, 4096, 0, 0, RMSI_PATH_REG, 256, 2, 1, 2},
+        {33791, 4096, 0, 0, RMSI_PATH_REG, 256, 2, 1, 2},
+        {33792, 4096, 0, 0, RMSI_PATH_REG, 128, 4, 0, 2},
+        {65536, 2048, 0, 0, RMSI_PATH_REG, 128, 2, 1, 2},
+        {16384, 4096, 1, 0, RMSI_PATH_REG, 128, 4, 0, 2},
+        {16384, 4096, 0, 1, RMSI_PATH_REG, 128, 4, 0, 2},
+        /* S30-6, S30-7: 16-bit rows of 1025-2048 vectors without a residual
+         * gradient from a row an SM, the register path, 4 vectors, clusters
+         * of 2 under 31 rows an SM (fp16: the same kernel family) */
+        {131, 16384, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1},
+        {132, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 2},
+        {4091, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 2},
+        {4092, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 1},
+        {65536, 16384, 0, 0, RMSI_PATH_REG, 512, 4, 0, 1},
+        {4096, 10240, 0, 0, RMSI_PATH_REG, 320, 4, 0, 1},
+        {4096, 16384, 0, 1, RMSI_PATH_REG, 512, 4, 0, 1},
+        {4096, 16392, 0, 0, RMSI_PATH_MULTI, 512, 0, 0, 1},
+        {4096, 16384, 1, 0, RMSI_PATH_MULTI, 512, 0, 0, 1},
+    };
+    for (const auto &k : bwd30)
+        check_bwd_cfg(k.rows, k.cols, k.res, k.f16, k.path, k.tpr, k.nv, k.lean, k.cl);
 
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
