@@ -230,7 +230,6 @@ static int64_t rmsi_tpr_for_nv(int64_t nvec, int nv, int64_t lmin)
     return t < lmin ? lmin : t;
 }
 
-/* Rule 2's limit: the widest row the register path takes. */
 /* Backward, 16-bit rows of 1025-2048 vectors (up to 16384 bf16 columns)
  * without a residual gradient, from a row an SM: the register path reaches
  * them (4 vectors of up to 512 threads, staged; clusters of 2 under 31 rows
@@ -254,6 +253,7 @@ static int rmsi_bwd_wide(const rmsi_shape *s)
     return s->op == RMSI_OP_BWD && s->esz == 2 && !s->res && s->rows >= s->sms;
 }
 
+/* Rule 2's limit: the widest row the register path takes. */
 static int64_t rmsi_reg_nvec_max(const rmsi_shape *s)
 {
     return s->op == RMSI_OP_FWD || rmsi_bwd_wide(s) ? 2048 : 1024;
@@ -375,7 +375,7 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
 static int rmsi_bwd_lean_many(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || !s->vec_ok)
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster)
         return 0;
     return nvec == 256 || (nvec == 512 && s->rows < 256LL * s->sms);
 }
@@ -639,7 +639,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * 64x4096 5.52 -> 5.07, 128x4096 6.20 -> 6.05; cache = 3, the
          * search's pick at 32 rows, within 1% of this at all four). Other
          * widths were not searched under a row an SM and keep the
-         * multi-pass kernel; fp16 was not measured. */
+         * multi-pass kernel; fp16 and a residual gradient were not
+         * measured. */
         c.tpr = 512;
         c.nv = 1;
         *out = c;

@@ -114,22 +114,19 @@ static void check_fwd_stage(int64_t rows, int64_t cols, int esz, int res, int st
           (long long)cols, esz, res, c.nv, c.stage, stage);
 }
 
-/* A forward rule's tpr, rpc and nv (16-bit rows). */
-static void check_fwd_shape(int64_t rows, int64_t cols, int quant, int res, int tpr, int rpc, int nv)
+/* A forward rule's tpr, rpc and nv at an element size; check_fwd_shape
+ * for 16-bit rows. */
+static void check_fwd_shape_esz(int64_t rows, int64_t cols, int esz, int quant, int res, int tpr, int rpc, int nv)
 {
-    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, 2, quant, res);
+    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, esz, quant, res);
     CHECK(c.path == RMSI_PATH_REG && c.tpr == tpr && c.rpc == rpc && c.nv == nv,
-          "fwd rule %lldx%lld quant %d res %d: tpr %d rpc %d nv %d, expected tpr %d rpc %d nv %d", (long long)rows,
-          (long long)cols, quant, res, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
+          "fwd rule %lldx%lld esz %d quant %d res %d: tpr %d rpc %d nv %d, expected tpr %d rpc %d nv %d",
+          (long long)rows, (long long)cols, esz, quant, res, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
 }
 
-/* The plain forward's tpr, rpc and nv at an element size. */
-static void check_fwd_shape_esz(int64_t rows, int64_t cols, int esz, int tpr, int rpc, int nv)
+static void check_fwd_shape(int64_t rows, int64_t cols, int quant, int res, int tpr, int rpc, int nv)
 {
-    const rmsi_config c = h200_ladder(RMSI_OP_FWD, rows, cols, esz, RMSI_Q_NONE, 0);
-    CHECK(c.path == RMSI_PATH_REG && c.tpr == tpr && c.rpc == rpc && c.nv == nv,
-          "fwd rule %lldx%lld esz %d: tpr %d rpc %d nv %d, expected tpr %d rpc %d nv %d", (long long)rows,
-          (long long)cols, esz, c.tpr, c.rpc, c.nv, tpr, rpc, nv);
+    check_fwd_shape_esz(rows, cols, 2, quant, res, tpr, rpc, nv);
 }
 
 /* The multi-pass path's threads a row (a CTA) and cache knob for a contiguous shape. */
@@ -180,7 +177,7 @@ static void check_fwd_lean_fused(int64_t rows, int64_t cols, int tpr)
           (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
 }
 
-/* Session 29's plain forward of 512-2048 vectors in multiples of 64 from 31
+/* Session 29's plain forward of 512-2048 vectors in multiples of 128 from 31
  * rows an SM: the lean kernel at nvec / 2 threads up to 512, cache = 5;
  * not for fp32 rows. */
 static void check_fwd_lean_plain(int64_t rows, int64_t cols, int tpr)
@@ -439,9 +436,9 @@ int main()
     check_fwd_shape(256, 512, RMSI_Q_NONE, 1, 64, 1, 1); /* fused add: not measured, unchanged */
     /* the two-row CTAs of 512 vectors are left to fp32 rows of 2048 columns:
      * 16-bit rows of 4096 take the lean kernel there since session 29 */
-    check_fwd_shape_esz(32768, 2048, 4, 128, 2, 4);
-    check_fwd_shape_esz(16896, 2048, 4, 128, 2, 4); /* 128 an SM */
-    check_fwd_shape_esz(16895, 2048, 4, 128, 1, 4);
+    check_fwd_shape_esz(32768, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4);
+    check_fwd_shape_esz(16896, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
+    check_fwd_shape_esz(16895, 2048, 4, RMSI_Q_NONE, 0, 128, 1, 4);
     check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y: the register path (S28-2) */
     check_fwd_lean_quant(32768, 4096, 256, 4);                 /* without (S28-1, S28-2) */
     check_fwd_lean_quant(4096, 8192, 256, 4);
@@ -461,7 +458,7 @@ int main()
     check_fwd_shape(1, 8192, RMSI_Q_NONE, 0, 512, 1, 2);
     check_fwd_shape(32, 4096, RMSI_Q_NONE, 1, 512, 1, 1);
     check_fwd_shape(32, 4096, RMSI_Q_BLOCK, 0, 512, 1, 1);
-    check_fwd_shape_esz(32, 2048, 4, 512, 1, 1);
+    check_fwd_shape_esz(32, 2048, 4, RMSI_Q_NONE, 0, 512, 1, 1);
 
     /* wide 16-bit rows: session 24's forward (S24-2, S24-3: the lean
      * two-pass kernel from 2 rows an SM, plain and fused add), session 23's
