@@ -208,6 +208,30 @@ def main():
     # weights after the reduction there (stage 0, session 12)
     fwd_case(ours, 8448, 5120, bf)
     fwd_case(ours, 8448, 7168, hf, wdt=f32, llama=True, off=1.0)
+    # session 31: rows wider than one CTA under 2 rows an SM split over
+    # clusters of 8 (2 vectors, or 4 with the weights loaded with the row),
+    # the lean kernel from 2048 vectors an SM; 16384 columns at a row or
+    # two, clusters of 8 too; fused adds of 512 vectors at 1.5-2 rows an SM
+    # and the lean kernel for fused adds of 256 and 640 vectors
+    fwd_case(ours, 1, 32768, bf)
+    fwd_case(ours, 32, 65536, bf, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 8, 65536, hf)
+    fwd_case(ours, 100, 32768, bf, pad=8)
+    fwd_case(ours, 3, 16384, bf)
+    fwd_case(ours, 200, 4096, bf, res=True)
+    fwd_case(ours, 600, 2048, bf, res=True, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 1100, 5120, bf, res=True)
+    fwd_case(ours, 4200, 5120, bf, res=True, inplace=True)
+    # ... and the fusions and fp8 output at 2048 and 4096 vectors under half a row an SM
+    fwd_case(ours, 3, 16384, bf, res=True, quant=R.Q_TOKEN, ub=1.5)
+    fwd_case(ours, 20, 16384, hf, quant=R.Q_TENSOR, fp8=R.F8_E5M2)
+    fwd_case(ours, 50, 16384, bf, quant=R.Q_BLOCK)
+    fwd_case(ours, 2, 32768, bf, res=True, hout=False)
+    fwd_case(ours, 40, 32768, hf, res=True, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 60, 32768, bf, res=True, quant=R.Q_BLOCK, fp8=R.F8_E4M3FNUZ)
+    fwd_case(ours, 1, 65536, bf, res=True, quant=R.Q_TOKEN)
+    fwd_case(ours, 40, 24576, bf, res=True, quant=R.Q_BLOCK)
+    fwd_case(ours, 20, 65536, hf, res=True)
     # multi-pass: wide rows (16-byte) and misaligned / odd strides (narrow)
     fwd_case(ours, 3, 262144, bf, res=True)
     fwd_case(ours, 2, 100003, f32)
@@ -243,6 +267,9 @@ def main():
     bwd_case(ours, 4224, 10240, hf, saved=False, llama=True, off=1.0)
     bwd_case(ours, 264, 16384, bf, wdt=f32)
     bwd_case(ours, 264, 16384, bf, dres=True)
+    # under half a row an SM, 1025-4096 16-bit vectors: 1024 threads (session 31)
+    bwd_case(ours, 33, 16384, hf, dres=True)
+    bwd_case(ours, 64, 12288, bf, saved=False, llama=True, off=1.0)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

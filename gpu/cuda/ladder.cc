@@ -19,20 +19,26 @@
  *     rmsi_bwd_wide, session 30): forward 16-bit rows
  *     without fp8 output (or with the 1x128 block quantiser's, sessions
  *     27-28) from 2 rows an SM: the lean two-pass kernel, 1024 threads
- *     (rmsi_fwd_lean_rule, session 24); fewer rows without fusions
- *     up to 8192 vectors, where the device has clusters: the row split over
- *     a cluster of 4 or 8 CTAs, each holding its slice in registers
- *     (rmsi_fwd_cluster, session 23). Otherwise multi-pass,
+ *     (rmsi_fwd_lean_rule, session 24), plain rows of up to 8192 vectors
+ *     from 2048 vectors an SM where the device has clusters (session 31);
+ *     fewer rows up to 8192 vectors there: the row split over a cluster
+ *     of 8 CTAs, each holding its slice in registers (rmsi_fwd_cluster,
+ *     sessions 23 and 31; the fusions and fp8 output to half a row an SM,
+ *     and 2048-vector rows too: plain under an eighth of a row an SM, the
+ *     fusions under a half). Otherwise multi-pass,
  *     16-byte accesses, 256 threads per row forward, 512 backward (the
  *     re-read hits L2 in part); 16-bit forward rows (plain, fused add,
  *     per-token fp8 to 8192 vectors): 512 threads with L2 eviction hints
  *     (cache = 1, session 23); backward 16-bit rows without a residual
- *     gradient: 1024 threads from 4096 to 8192 vectors (session 22).
+ *     gradient: 1024 threads from 4096 to 8192 vectors (session 22), and
+ *     16-bit rows of 1025 to 4096 under half a row an SM (session 31).
  *     Fused adds that store h, 16-bit rows of 512-2048 vectors in multiples
  *     of 512, from 2 rows an SM: the lean kernel too, nvec / 2 threads
  *     (256..1024), cache = 5 (rmsi_fwd_lean_fused, sessions 25-26); the
  *     block quantiser without a residual or y from 512 vectors, 256 or 512
- *     threads, cache = 1 (rmsi_fwd_lean_quant, session 28); the plain
+ *     threads, cache = 1 (rmsi_fwd_lean_quant, session 28); fused adds
+ *     of 256 and 640 vectors from about 4 and 8 rows an SM
+ *     (rmsi_fwd_lean_fused_narrow, session 31); the plain
  *     forward of 512-2048 vectors in multiples of 128 from 31 rows an SM,
  *     min(nvec / 2, 512) threads, cache = 5 (rmsi_fwd_lean_plain, session
  *     29).
@@ -53,7 +59,8 @@
  *     than 512 threads), so a row's latency is spread over the most threads;
  *     from 1 row per SM, rows of 512 or 1024 vectors take 256 threads
  *     instead (plain forward only, the case measured), and below it 16-bit
- *     rows of 512 vectors too (session 30).
+ *     rows of 512 vectors too (session 30); fused adds of 512 16-bit
+ *     vectors at 1.5 to 2 rows an SM take 256 threads too (session 31).
  *     Threads per row: the balanced width for that many vectors, at least
  *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
  *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
@@ -199,9 +206,13 @@ static size_t rmsi_bwd_smem(const rmsi_shape *s, const rmsi_config *c);
 static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
 {
     if (s->op == RMSI_OP_FWD) {
-        /* a row split over a cluster: 0 (rmsi_fwd_cluster says why) */
-        if (c->path != RMSI_PATH_REG || c->nv != 4 || s->quant != RMSI_Q_NONE || c->cl > 1)
+        if (c->path != RMSI_PATH_REG || c->nv != 4 || s->quant != RMSI_Q_NONE)
             return 0;
+        /* a row split over a cluster, 4 vectors: 1 for the plain forward
+         * since session 31 (rmsi_fwd_cluster; the rule of session 23 had 0,
+         * and a fused add's clusters were measured at 0 only) */
+        if (c->cl > 1)
+            return !s->res;
         const int64_t nvec = rmsi_nvec(s);
         return !(s->esz == 2 && !s->res && s->rows >= 64LL * s->sms && nvec > 768 && !rmsi_is_pow2(nvec));
     }
@@ -381,36 +392,85 @@ static int rmsi_bwd_lean_many(const rmsi_shape *s)
 }
 
 /* Forward rows wider than one CTA's registers (rule 2's nvec > 2048) on
- * devices with clusters: the row split over the fewest CTAs (4 or 8) that
- * leave each at most 1024 vectors (8192 bf16 columns, the width where the
- * one-CTA kernel is at the HBM wall), 4 vectors a thread, the weights loaded
- * after the reduction (stage = 0: 56 registers, 4 CTAs of 256 an SM; the
- * weights with the row took 72 and 3 CTAs). Measured against the multi-pass
- * path's best pin (S23-1, rmsnorm-bench, us): 4096x32768 220.8 -> 175.8,
- * 8192x32768 429.2 -> 349.5, 2048x65536 (stage = 1 there) 243.7 -> 198.2.
- * Not taken: wider rows (8 CTAs of 512 threads at 1024x131072 and of 512 x 8
- * vectors at 512x262144 were 13% and 8% slower than the multi-pass
- * kernel), rows within one CTA's reach (8192x16384 as 2 or 4 CTAs: 202-228
- * us against 134.8), and the fusions, fp8 output and fp32 rows (not
- * measured). Since session 24 only for fewer rows than two an SM
- * (rmsi_fwd_lean_rule takes the rest). 0 where the shape is not one of
- * these or the row does not split evenly (then the multi-pass path). */
+ * devices with clusters, under two rows an SM: the row split over clusters
+ * of 8 CTAs. Session 23 had set the fewest CTAs (4 or 8) that leave each at
+ * most 1024 vectors, 4 vectors a thread, measured at 4096-8192 rows (S23-1,
+ * against the multi-pass path's best pin: 4096x32768 220.8 -> 175.8 us,
+ * 8192x32768 429.2 -> 349.5), rows the lean kernel has taken since S24.
+ * Few rows want the most CTAs and bytes in flight: 2 vectors a thread where
+ * that is at most 256 threads or the clusters fit one wave (8 x rows <= SMs),
+ * else 4 with the weights loaded with the row (stage = 1). S31-2,
+ * rmsnorm-bench, pinned against the session-23 rule, alternated twice, us:
+ * 1x24576 3.71 -> 2.71, 32x24576 4.50 -> 3.61, 64x24576 5.27 -> 4.79,
+ * 1x32768 3.83 -> 2.73, 32x32768 4.88 -> 4.01, 64x32768 6.17 -> 5.28,
+ * 1x65536 4.01 -> 3.14, 8x65536 4.35 -> 3.51, 32x65536 6.47 -> 5.75 (2
+ * vectors of 512 threads there: 7.43; clusters of 4: 2-15% slower than 8).
+ * From 2048 vectors an SM (rows x nvec >= 2048 x SMs) the lean kernel
+ * instead (rmsi_fwd_lean_rule): 100x24576 6.63 -> 5.57, 132x32768 10.04 ->
+ * 7.50, 64x65536 10.25 -> 8.84, 132x65536 16.63 -> 12.45, where the clusters
+ * were 1-30% slower than it. Rows of exactly 2048 vectors (16384 bf16
+ * columns, the widest one CTA holds) under an eighth of a row an SM take
+ * the clusters too, 128 x 2: 1x16384 2.73 -> 2.60, 4x16384 2.80 -> 2.73,
+ * 8x16384 2.94 -> 2.80, 16x16384 3.04 -> 3.03; 32 rows lost (3.15 ->
+ * 3.22), and so did 12288 columns at 1-16 rows (2.39 -> 2.45-2.57).
+ * The fusions and fp8 output (fused add, the three quantisers, add + fp8)
+ * take clusters of 8 from 2048 vectors to half a row an SM, where the
+ * ladder had one CTA of 512 x 4 (2048 vectors) or the multi-pass kernel
+ * (wider). S31-3 pinned both ways, S31-4 this rule against the old configs
+ * pinned, alternated twice, us: 1x32768 fused add 12.24 -> 3.06, add +
+ * block fp8 with y 23.10 -> 3.49, block fp8 18.92 -> 3.21, per-token 12.70
+ * -> 4.19, add + per-token 17.42 -> 4.39, per-tensor 9.91 -> 3.47;
+ * 33x32768 1.7-4.6x, 64x32768 (4 vectors) 1.7-3.1x; 1x16384 1.3-1.8x,
+ * 33x16384 1.15-1.5x, 64x16384 (fp8 output, clusters of 4) 1.07-1.23x;
+ * a fused add of 2048 vectors lost there as 4 x 256 (4.91 -> 5.29) and
+ * keeps its CTA; 132 rows lost for all six (6.47 -> 8.75 fused add). S31-5
+ * (pinned, alternated twice; fused add, add + block fp8, per-token):
+ * 24576 columns 1.7-5.1x at 1-64 rows, 65536 columns 1-64 rows 1.3-10.7x,
+ * with 2 and 4 vectors each best somewhere (2 at 64x24576 fused add 6.39
+ * against 7.53, 4 at 32x65536 per-token 9.04 against 14.31): the rule
+ * takes 4 above a quarter of a row an SM and where the plain rows would.
+ * Not taken: wider rows (8 CTAs of 512 threads at 1024x131072 and of 512 x
+ * 8 vectors at 512x262144 were 13% and 8% slower than the multi-pass
+ * kernel, S23), fusions from half a row an SM (100-200x32768 per-token
+ * within 3% of the multi-pass kernel or slower, fused add faster on the
+ * lean kernel, 15.3 -> 9.4 at 100 rows, not taken) and fp32 rows (not
+ * measured). 0 where the shape is not one of these or the row does not
+ * split evenly (then the multi-pass path). */
 static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->esz != 2 || s->res || s->quant != RMSI_Q_NONE || nvec > 8192)
+    int cl = 8, nv = 2;
+    if (s->esz != 2 || nvec > 8192 || nvec % 8 != 0)
         return 0;
-    int cl = 2;
-    while (nvec / cl > 1024)
-        cl *= 2;
+    if (!s->res && s->quant == RMSI_Q_NONE) {
+        if (nvec <= rmsi_reg_nvec_max(s) && (nvec != 2048 || 8 * s->rows > s->sms))
+            return 0;
+        if (rmsi_tpr_for_nv(nvec / 8, 2, 4) > 256 && 8 * s->rows > s->sms)
+            nv = 4;
+    } else {
+        /* the fusions and fp8 output: 2048 to 8192 vectors to half a row
+         * an SM; 2 vectors a thread to a quarter of a row an SM where the
+         * plain rows would take them, else 4; 2048 vectors above a quarter
+         * in clusters of 4 (fp8 output; a fused add alone keeps one CTA) */
+        if (nvec < 2048 || 2 * s->rows > s->sms)
+            return 0;
+        if (nvec == 2048 && 4 * s->rows > s->sms) {
+            if (s->quant == RMSI_Q_NONE)
+                return 0;
+            cl = 4;
+        } else if (4 * s->rows > s->sms || (rmsi_tpr_for_nv(nvec / 8, 2, 4) > 256 && 8 * s->rows > s->sms)) {
+            nv = 4;
+        }
+    }
     rmsi_config m = *c;
     m.path = RMSI_PATH_REG;
     m.vec = 16;
-    m.tpr = (int)rmsi_tpr_for_nv(nvec / cl, 4, 4);
-    m.rpc = 1;
     m.cl = cl;
+    m.tpr = (int)rmsi_tpr_for_nv(nvec / cl, nv, 4);
+    m.rpc = 1;
     m.cps = 0;
     m.cache = 0;
+    m.lean = 0;
     m.nv = rmsi_nv_cfg(s, &m);
     m.stage = rmsi_stage_for(s, &m);
     if (!rmsi_config_valid(s, &m))
@@ -497,7 +557,11 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 
 static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
-    if (s->esz != 2 || s->rows < 2 * (int64_t)s->sms)
+    const int64_t nvec = rmsi_nvec(s);
+    /* the plain rows rmsi_fwd_cluster would split, from 2048 vectors an SM */
+    const int few = s->cluster && !s->res && s->quant == RMSI_Q_NONE && nvec > rmsi_reg_nvec_max(s) &&
+                    nvec <= 8192 && nvec % 8 == 0 && s->rows * nvec >= 2048LL * s->sms;
+    if (s->esz != 2 || (s->rows < 2 * (int64_t)s->sms && !few))
         return 0;
     /* The 1x128 block quantiser (forward.cu rmsi_lean_quant) of rows of
      * 2049-4096 vectors too, with the L1 hints (cache = 5) except for a
@@ -532,7 +596,6 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * alternated twice) confirmed the wider rows: 1024x131072 186.9 ->
      * 183.3, 512x262144 200.9 -> 200.0, 2048x65536 153.5 -> 145.7. The
      * plain rows of rmsi_fwd_lean_plain take it too. */
-    const int64_t nvec = rmsi_nvec(s);
     int l1, tpr = RMSI_MULTI_MAX_THREADS;
     if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
@@ -568,14 +631,58 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
     return 1;
 }
 
+/* rmsi_fwd_lean_fused_narrow: fused adds that store h, 16-bit rows of 256
+ * and 640 vectors (2048 and 5120 bf16 columns), which rmsi_fwd_lean_fused's
+ * multiples of 512 leave out: the lean kernel too, from about 4 and 8 rows
+ * an SM, at the fewest threads that give a thread one step of two vectors
+ * (128 and 320, rounded to the kernel's multiples of 64: 256) and twice
+ * that from 31 rows an SM. S31-1 (bench/gpu_search.py over the forward
+ * grid) found both 8-15% off at 1024 rows; S31-2, rmsnorm-bench, pinned
+ * against the ladder's register rows, alternated twice, us:
+ * - 256 vectors, cache = 5 (h kept in L1): 512x2048 4.35 -> 4.09, 1024x2048
+ *   6.38 -> 5.86, 2048x2048 10.38 -> 9.68 (128 threads), 4096x2048 18.19 ->
+ *   17.92, 8192x2048 33.84 -> 33.50, 16384x2048 66.26 -> 64.52 (256; 128
+ *   within 1%); 264 rows lost (2.92 -> 3.17-3.20);
+ * - 640 vectors, cache = 1 (the L1 hints were not measured): 1024x5120
+ *   13.32 -> 11.68, 2048x5120 23.41 -> 22.06 (256 threads), 4096x5120
+ *   43.22 -> 41.42, 8192x5120 83.0 -> 80.3, 16384x5120 162.7 -> 157.9,
+ *   32768x5120 322.2 -> 313.3 (512; 256 0.8-1.5% slower); 264 and 512 rows
+ *   lost (4.64 -> 4.79, 6.91 -> 6.94).
+ * Other widths, fp16 and a fused add without h were not measured. */
+static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (s->op != RMSI_OP_FWD || s->esz != 2 || s->f16 || !s->vec_ok || !s->res || !s->hout ||
+        s->quant != RMSI_Q_NONE || (nvec != 256 && nvec != 640))
+        return 0;
+    if (nvec == 256 ? 4 * s->rows < 15LL * s->sms : 4 * s->rows < 31LL * s->sms)
+        return 0;
+    const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    rmsi_config m = *c;
+    m.path = RMSI_PATH_MULTI;
+    m.vec = 16;
+    m.tpr = (nvec == 256 ? 128 : 256) * (many ? 2 : 1);
+    m.rpc = 1;
+    m.nv = 0;
+    m.cps = 0;
+    m.cache = nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1;
+    m.stage = 0;
+    m.cl = 1;
+    m.lean = 1;
+    if (!rmsi_config_valid(s, &m))
+        return 0;
+    *c = m;
+    return 1;
+}
+
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
     rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1, 0};
     const int64_t nvec = rmsi_nvec(s);
     const int vec = 16 / s->esz;
     const int fwd = s->op == RMSI_OP_FWD;
-    if (fwd && s->vec_ok && nvec > rmsi_reg_nvec_max(s) &&
-        (rmsi_fwd_lean_rule(s, &c) || (s->cluster && rmsi_fwd_cluster(s, &c)))) {
+    if (fwd && s->vec_ok &&
+        ((nvec > rmsi_reg_nvec_max(s) && rmsi_fwd_lean_rule(s, &c)) || (s->cluster && rmsi_fwd_cluster(s, &c)))) {
         *out = c;
         return;
     }
@@ -587,8 +694,9 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
                            nvec <= rmsi_reg_nvec_max(s) &&
                            s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
-    if (fwd && s->vec_ok && (lean_fused || lean_quant || lean_plain) && nvec >= 512 &&
-        rmsi_fwd_lean_rule(s, &c)) {
+    if (fwd && s->vec_ok &&
+        (((lean_fused || lean_quant || lean_plain) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) ||
+         rmsi_fwd_lean_fused_narrow(s, &c))) {
         *out = c;
         return;
     }
@@ -620,6 +728,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             c.tpr = 512;
             c.cache = 1;
         }
+        if (s->vec_ok && s->esz == 2 && !fwd && nvec > 1024 && nvec <= 4096 && 2 * s->rows <= s->sms)
+            /* the backward under half a row an SM, 16-bit rows of 1025 to
+             * 4096 vectors: 1024 threads (S31-1, S31-2, rmsnorm-bench,
+             * pinned against the 512 of the line above, alternated twice,
+             * us: bf16 1x16384 6.70 -> 6.21, 32x16384 10.48 -> 9.89,
+             * 64x16384 11.33 -> 10.92, 1x24576 9.24 -> 8.56, 32x9216 8.25 ->
+             * 7.89, 32x12288 9.05 -> 8.57, the 28 cells of 9216..24576 x
+             * 1..64 rows 3-7% faster but 1x9216, 1x10240 and 1x20480 within
+             * 1.3%; fp16 32x16384 10.57 -> 9.88; with a residual gradient
+             * 1x16384 7.60 -> 6.74, 32x12288 9.53 -> 8.91). 100 rows were
+             * within 1.6% either way and keep 512; 1024 vectors (8192
+             * columns) lost (32x8192 6.56 -> 6.80). */
+            c.tpr = 1024;
         if (s->vec_ok && s->esz == 2 && !s->res && !fwd && nvec >= 4096 && nvec <= 8192)
             /* backward at 1024 threads from 4096 to 8192 vectors (S22-4,
              * S22-5, pinned against 979f9a1's ladder: 4096x32768 577.2 ->
@@ -678,6 +799,14 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * 512x8192 7.24 -> 6.40; 128 rows kept more threads, 3.30 vs
              * 3.49 at 8192 columns) */
             nv = (int)(nvec / 256);
+        else if (s->res && s->quant == RMSI_Q_NONE && s->esz == 2 && nvec == 512 && 2 * s->rows >= 3LL * s->sms &&
+                 s->rows < 2LL * s->sms)
+            /* a fused add of 512 16-bit vectors at 1.5 to 2 rows an SM
+             * (below rmsi_fwd_lean_fused's rows): 256 threads a row too
+             * (S31-1, S31-2, rmsnorm-bench, pinned against the ladder,
+             * alternated twice: 200x4096 3.98 -> 3.68 us, 256x4096 4.36 ->
+             * 4.01; 132 rows lost, 3.03 -> 3.07, and 32-64 rows 4-5%) */
+            nv = 2;
         else if (nvec <= 64 && !two_mid && 4 * s->rows >= 3LL * s->sms && s->rows < 3LL * s->sms)
             /* a row of <= 64 vectors, about 1 to 3 an SM: one warp a row,
              * two vectors a thread, so that the row's sum needs no shared

@@ -166,15 +166,20 @@ static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
 
 /* Session 26's fused adds of 512-2048 vectors that store h: the lean
  * kernel at the fewest threads giving each at most two vectors, cache = 5. */
-static void check_fwd_lean_fused(int64_t rows, int64_t cols, int tpr)
+static void check_fwd_lean_fused_cache(int64_t rows, int64_t cols, int tpr, int cache)
 {
     const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_NONE, 1);
     rmsi_config c;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, 2048 / tpr);
-    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 5 && c.cps == 0 && g == rows,
-          "fwd lean fused rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
-          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == cache && c.cps == 0 && g == rows,
+          "fwd lean fused rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d cache %d",
+          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr, cache);
+}
+
+static void check_fwd_lean_fused(int64_t rows, int64_t cols, int tpr)
+{
+    check_fwd_lean_fused_cache(rows, cols, tpr, 5);
 }
 
 /* Session 29's plain forward of 512-2048 vectors in multiples of 128 from 31
@@ -424,7 +429,7 @@ int main()
     check_fwd_stage(4096, 5184, 2, 0, 1);
     check_fwd_stage(16384, 3072, 2, 0, 1);
     check_fwd_stage(4091, 8192, 2, 0, 1); /* from 31 rows an SM the lean kernel (session 29) */
-    check_fwd_stage(16384, 5120, 2, 1, 1); /* fused add: not measured, unchanged */
+    check_fwd_lean_fused_cache(16384, 5120, 512, 1); /* fused add: the lean kernel since session 31 */
     check_fwd_stage(16384, 5120, 4, 0, 1); /* fp32 (1280 vectors): not measured, unchanged */
     /* session 15 (S15-3): <= 64 vectors at 3/4 to 3 rows an SM, one warp a
      * row (two vectors); 512 vectors at 128+ rows an SM, two rows a CTA */
@@ -500,9 +505,61 @@ int main()
     check_rule(RMSI_OP_FWD, 8192, 4608, 2, RMSI_Q_NONE, 0, 4, 0); /* 576 vectors: not a multiple of 128 */
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);       /* 256 vectors: the register path */
     check_fwd_res_no_hout();
-    check_fwd_cl(263, 32768, 2, RMSI_Q_NONE, 0, 4, 256, 4);      /* under 2 rows an SM */
-    check_fwd_cl(256, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
-    check_fwd_cl(128, 24576, 2, RMSI_Q_NONE, 0, 4, 192, 4);
+    /* under 2 rows an SM (session 31): clusters of 8, 2 vectors a thread up
+     * to 256 threads or while the clusters fit one wave (else 4, staged),
+     * and the lean kernel from 2048 vectors an SM */
+    check_fwd_cl(65, 32768, 2, RMSI_Q_NONE, 0, 8, 256, 2);
+    check_fwd_cl(1, 32768, 2, RMSI_Q_NONE, 0, 8, 256, 2);
+    check_fwd_cl(87, 24576, 2, RMSI_Q_NONE, 0, 8, 192, 2);
+    check_fwd_cl(16, 65536, 2, RMSI_Q_NONE, 0, 8, 512, 2);
+    check_fwd_cl(17, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
+    check_fwd_cl(32, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
+    check_fwd_stage(32, 65536, 2, 0, 1);
+    check_fwd_lean(66, 32768, RMSI_Q_NONE, 0);
+    check_fwd_lean(263, 32768, RMSI_Q_NONE, 0);
+    check_fwd_lean(88, 24576, RMSI_Q_NONE, 0);
+    check_fwd_lean(33, 65536, RMSI_Q_NONE, 0);
+    check_multi(RMSI_OP_FWD, 32, 131072, 2, RMSI_Q_NONE, 0, 512, 1); /* wider: not measured */
+    check_fwd_cl(1, 16384, 2, RMSI_Q_NONE, 0, 8, 128, 2);            /* 2048 vectors, an eighth of a row an SM */
+    check_fwd_cl(16, 16384, 2, RMSI_Q_NONE, 0, 8, 128, 2);
+    check_fwd_shape(17, 16384, RMSI_Q_NONE, 0, 512, 1, 4);
+    check_fwd_shape(1, 12288, RMSI_Q_NONE, 0, 384, 1, 4);
+    /* the fusions and fp8 output (session 31): 2048 and 4096 vectors to
+     * half a row an SM; above a quarter 4 vectors (4096), clusters of 4
+     * (2048 with fp8 output) or one CTA (a fused add of 2048) */
+    check_fwd_cl(1, 16384, 2, RMSI_Q_TOKEN, 1, 8, 128, 2);
+    check_fwd_cl(33, 16384, 2, RMSI_Q_BLOCK, 0, 8, 128, 2);
+    check_fwd_cl(33, 16384, 2, RMSI_Q_NONE, 1, 8, 128, 2);
+    check_fwd_cl(66, 16384, 2, RMSI_Q_TENSOR, 0, 4, 256, 2);
+    check_fwd_shape(34, 16384, RMSI_Q_NONE, 1, 512, 1, 4);
+    check_fwd_shape(67, 16384, RMSI_Q_TOKEN, 0, 512, 1, 4);
+    check_fwd_cl(1, 32768, 2, RMSI_Q_BLOCK, 1, 8, 256, 2);
+    check_fwd_cl(66, 32768, 2, RMSI_Q_NONE, 1, 8, 128, 4);
+    check_fwd_stage(66, 32768, 2, 1, 0); /* a fused add's clusters: measured at stage 0 */
+    check_multi(RMSI_OP_FWD, 67, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1);
+    check_fwd_cl(1, 65536, 2, RMSI_Q_NONE, 1, 8, 512, 2);
+    check_fwd_cl(16, 65536, 2, RMSI_Q_BLOCK, 1, 8, 512, 2);
+    check_fwd_cl(17, 65536, 2, RMSI_Q_TOKEN, 0, 8, 256, 4);
+    check_fwd_cl(1, 24576, 2, RMSI_Q_TOKEN, 0, 8, 192, 2);
+    check_fwd_cl(33, 24576, 2, RMSI_Q_NONE, 1, 8, 192, 2);
+    check_fwd_cl(34, 24576, 2, RMSI_Q_BLOCK, 1, 8, 96, 4);
+    check_multi(RMSI_OP_FWD, 67, 65536, 2, RMSI_Q_NONE, 1, 512, 1);
+    check_multi(RMSI_OP_FWD, 1, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0); /* wider: not measured */
+    /* fused adds that store h (session 31): 512 vectors at 1.5 to 2 rows an
+     * SM, 256 threads x 2; 256 and 640 vectors, the lean kernel */
+    check_fwd_shape(198, 4096, RMSI_Q_NONE, 1, 256, 1, 2);
+    check_fwd_shape(263, 4096, RMSI_Q_NONE, 1, 256, 1, 2);
+    check_fwd_shape(197, 4096, RMSI_Q_NONE, 1, 512, 1, 1);
+    check_fwd_shape(200, 4096, RMSI_Q_NONE, 0, 256, 1, 2);
+    check_fwd_shape(200, 4096, RMSI_Q_TOKEN, 1, 512, 1, 1);
+    check_fwd_lean_fused(495, 2048, 128);
+    check_fwd_lean_fused(4091, 2048, 128);
+    check_fwd_lean_fused(4092, 2048, 256);
+    check_fwd_shape(494, 2048, RMSI_Q_NONE, 1, 256, 1, 1);
+    check_fwd_lean_fused_cache(1023, 5120, 256, 1);
+    check_fwd_lean_fused_cache(4092, 5120, 512, 1);
+    check_fwd_shape(1022, 5120, RMSI_Q_NONE, 1, 160, 1, 4);
+    check_fwd_shape(1024, 6144, RMSI_Q_NONE, 1, 192, 1, 4); /* 768 vectors: not measured */
     check_multi(RMSI_OP_FWD, 256, 32776, 2, RMSI_Q_NONE, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 256, 131072, 2, RMSI_Q_NONE, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 256, 32768, 2, RMSI_Q_NONE, 1, 512, 1);
@@ -528,9 +585,17 @@ int main()
     check_multi(RMSI_OP_BWD, 2048, 65536, 2, RMSI_Q_NONE, 0, 1024, 0);
     check_multi(RMSI_OP_BWD, 2048, 65544, 2, RMSI_Q_NONE, 0, 512, 0);
     check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 1, 512, 0); /* residual gradient: not measured */
+    /* under half a row an SM, 1025-4096 16-bit vectors: 1024 threads (session 31) */
+    check_multi(RMSI_OP_BWD, 1, 16384, 2, RMSI_Q_NONE, 0, 1024, 0);
+    check_multi(RMSI_OP_BWD, 66, 9216, 2, RMSI_Q_NONE, 1, 1024, 0);
+    check_multi(RMSI_OP_BWD, 32, 32768, 2, RMSI_Q_NONE, 1, 1024, 0);
+    check_multi(RMSI_OP_BWD, 67, 16384, 2, RMSI_Q_NONE, 0, 512, 0);
+    check_multi(RMSI_OP_BWD, 32, 8192, 2, RMSI_Q_NONE, 0, 512, 0);
+    check_multi(RMSI_OP_BWD, 32, 32776, 2, RMSI_Q_NONE, 1, 512, 0);
+    check_multi(RMSI_OP_BWD, 32, 16384, 4, RMSI_Q_NONE, 0, 512, 0); /* fp32: not measured */
 
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
-    static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 262144};
+    static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 65536, 262144};
     /* SM counts with their opt-in shared memory per CTA (0: unknown) */
     static const int sms[] = {132, 108, 148, 132};
     static const int smem[] = {232448, 166912, 232448, 0};
