@@ -555,6 +555,27 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * widths between those named but 6144, were not measured. */
 #define RMSI_LEAN_PLAIN_ROWS_PER_SM 31
 
+/* The forward's lean kernel at tpr threads and a cache knob, one row a CTA,
+ * the grid covering the rows; 0 where the shape cannot take it. */
+static int rmsi_fwd_lean_set(const rmsi_shape *s, rmsi_config *c, int tpr, int cache)
+{
+    rmsi_config m = *c;
+    m.path = RMSI_PATH_MULTI;
+    m.vec = 16;
+    m.tpr = tpr;
+    m.rpc = 1;
+    m.nv = 0;
+    m.cps = 0;
+    m.cache = cache;
+    m.stage = 0;
+    m.cl = 1;
+    m.lean = 1;
+    if (!rmsi_config_valid(s, &m))
+        return 0;
+    *c = m;
+    return 1;
+}
+
 static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
@@ -614,21 +635,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= nvec)
             tpr /= 2;
     }
-    rmsi_config m = *c;
-    m.path = RMSI_PATH_MULTI;
-    m.vec = 16;
-    m.tpr = tpr;
-    m.rpc = 1;
-    m.nv = 0;
-    m.cps = 0;
-    m.cache = l1 ? 1 + RMSI_CACHE_KNOB_L1 : 1;
-    m.stage = 0;
-    m.cl = 1;
-    m.lean = 1;
-    if (!rmsi_config_valid(s, &m))
-        return 0;
-    *c = m;
-    return 1;
+    return rmsi_fwd_lean_set(s, c, tpr, l1 ? 1 + RMSI_CACHE_KNOB_L1 : 1);
 }
 
 /* rmsi_fwd_lean_fused_narrow: fused adds that store h, 16-bit rows of 256
@@ -658,21 +665,8 @@ static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
     if (nvec == 256 ? 4 * s->rows < 15LL * s->sms : 4 * s->rows < 31LL * s->sms)
         return 0;
     const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
-    rmsi_config m = *c;
-    m.path = RMSI_PATH_MULTI;
-    m.vec = 16;
-    m.tpr = (nvec == 256 ? 128 : 256) * (many ? 2 : 1);
-    m.rpc = 1;
-    m.nv = 0;
-    m.cps = 0;
-    m.cache = nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1;
-    m.stage = 0;
-    m.cl = 1;
-    m.lean = 1;
-    if (!rmsi_config_valid(s, &m))
-        return 0;
-    *c = m;
-    return 1;
+    return rmsi_fwd_lean_set(s, c, (nvec == 256 ? 128 : 256) * (many ? 2 : 1),
+                             nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1);
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)

@@ -505,44 +505,54 @@ int main()
     check_rule(RMSI_OP_FWD, 8192, 4608, 2, RMSI_Q_NONE, 0, 4, 0); /* 576 vectors: not a multiple of 128 */
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);       /* 256 vectors: the register path */
     check_fwd_res_no_hout();
-    /* under 2 rows an SM (session 31): clusters of 8, 2 vectors a thread up
-     * to 256 threads or while the clusters fit one wave (else 4, staged),
-     * and the lean kernel from 2048 vectors an SM */
-    check_fwd_cl(65, 32768, 2, RMSI_Q_NONE, 0, 8, 256, 2);
-    check_fwd_cl(1, 32768, 2, RMSI_Q_NONE, 0, 8, 256, 2);
-    check_fwd_cl(87, 24576, 2, RMSI_Q_NONE, 0, 8, 192, 2);
-    check_fwd_cl(16, 65536, 2, RMSI_Q_NONE, 0, 8, 512, 2);
-    check_fwd_cl(17, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
-    check_fwd_cl(32, 65536, 2, RMSI_Q_NONE, 0, 8, 256, 4);
+    /* clusters (session 31): plain rows under 2 rows an SM in clusters of 8,
+     * 2 vectors a thread up to 256 threads or while the clusters fit one wave
+     * (else 4, staged), and 2048-vector rows under an eighth of a row an SM;
+     * the fusions and fp8 output from 2048 vectors to half a row an SM,
+     * above a quarter 4 vectors, or clusters of 4 (2048 with fp8 output) */
+    static const struct {
+        int64_t rows, cols;
+        int quant, res, cl, tpr, nv;
+    } cl31[] = {
+        {65, 32768, RMSI_Q_NONE, 0, 8, 256, 2},
+        {1, 32768, RMSI_Q_NONE, 0, 8, 256, 2},
+        {87, 24576, RMSI_Q_NONE, 0, 8, 192, 2},
+        {16, 65536, RMSI_Q_NONE, 0, 8, 512, 2},
+        {17, 65536, RMSI_Q_NONE, 0, 8, 256, 4},
+        {32, 65536, RMSI_Q_NONE, 0, 8, 256, 4},
+        {1, 16384, RMSI_Q_NONE, 0, 8, 128, 2},
+        {16, 16384, RMSI_Q_NONE, 0, 8, 128, 2},
+        {1, 16384, RMSI_Q_TOKEN, 1, 8, 128, 2},
+        {33, 16384, RMSI_Q_BLOCK, 0, 8, 128, 2},
+        {33, 16384, RMSI_Q_NONE, 1, 8, 128, 2},
+        {66, 16384, RMSI_Q_TENSOR, 0, 4, 256, 2},
+        {1, 32768, RMSI_Q_BLOCK, 1, 8, 256, 2},
+        {66, 32768, RMSI_Q_NONE, 1, 8, 128, 4},
+        {1, 65536, RMSI_Q_NONE, 1, 8, 512, 2},
+        {16, 65536, RMSI_Q_BLOCK, 1, 8, 512, 2},
+        {17, 65536, RMSI_Q_TOKEN, 0, 8, 256, 4},
+        {1, 24576, RMSI_Q_TOKEN, 0, 8, 192, 2},
+        {33, 24576, RMSI_Q_NONE, 1, 8, 192, 2},
+        {34, 24576, RMSI_Q_BLOCK, 1, 8, 96, 4},
+    };
+    for (const auto &k : cl31)
+        check_fwd_cl(k.rows, k.cols, 2, k.quant, k.res, k.cl, k.tpr, k.nv);
+    /* plain 4-vector clusters staged, a fused add's not; where the clusters
+     * stop: the lean kernel from 2048 vectors an SM, wider rows, 2048-vector
+     * plain rows from 17 rows, 1536 vectors, a fused add of 2048 vectors
+     * above a quarter of a row an SM, the fusions above a half */
     check_fwd_stage(32, 65536, 2, 0, 1);
     check_fwd_lean(66, 32768, RMSI_Q_NONE, 0);
     check_fwd_lean(263, 32768, RMSI_Q_NONE, 0);
     check_fwd_lean(88, 24576, RMSI_Q_NONE, 0);
     check_fwd_lean(33, 65536, RMSI_Q_NONE, 0);
     check_multi(RMSI_OP_FWD, 32, 131072, 2, RMSI_Q_NONE, 0, 512, 1); /* wider: not measured */
-    check_fwd_cl(1, 16384, 2, RMSI_Q_NONE, 0, 8, 128, 2);            /* 2048 vectors, an eighth of a row an SM */
-    check_fwd_cl(16, 16384, 2, RMSI_Q_NONE, 0, 8, 128, 2);
     check_fwd_shape(17, 16384, RMSI_Q_NONE, 0, 512, 1, 4);
     check_fwd_shape(1, 12288, RMSI_Q_NONE, 0, 384, 1, 4);
-    /* the fusions and fp8 output (session 31): 2048 and 4096 vectors to
-     * half a row an SM; above a quarter 4 vectors (4096), clusters of 4
-     * (2048 with fp8 output) or one CTA (a fused add of 2048) */
-    check_fwd_cl(1, 16384, 2, RMSI_Q_TOKEN, 1, 8, 128, 2);
-    check_fwd_cl(33, 16384, 2, RMSI_Q_BLOCK, 0, 8, 128, 2);
-    check_fwd_cl(33, 16384, 2, RMSI_Q_NONE, 1, 8, 128, 2);
-    check_fwd_cl(66, 16384, 2, RMSI_Q_TENSOR, 0, 4, 256, 2);
     check_fwd_shape(34, 16384, RMSI_Q_NONE, 1, 512, 1, 4);
     check_fwd_shape(67, 16384, RMSI_Q_TOKEN, 0, 512, 1, 4);
-    check_fwd_cl(1, 32768, 2, RMSI_Q_BLOCK, 1, 8, 256, 2);
-    check_fwd_cl(66, 32768, 2, RMSI_Q_NONE, 1, 8, 128, 4);
     check_fwd_stage(66, 32768, 2, 1, 0); /* a fused add's clusters: measured at stage 0 */
     check_multi(RMSI_OP_FWD, 67, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1);
-    check_fwd_cl(1, 65536, 2, RMSI_Q_NONE, 1, 8, 512, 2);
-    check_fwd_cl(16, 65536, 2, RMSI_Q_BLOCK, 1, 8, 512, 2);
-    check_fwd_cl(17, 65536, 2, RMSI_Q_TOKEN, 0, 8, 256, 4);
-    check_fwd_cl(1, 24576, 2, RMSI_Q_TOKEN, 0, 8, 192, 2);
-    check_fwd_cl(33, 24576, 2, RMSI_Q_NONE, 1, 8, 192, 2);
-    check_fwd_cl(34, 24576, 2, RMSI_Q_BLOCK, 1, 8, 96, 4);
     check_multi(RMSI_OP_FWD, 67, 65536, 2, RMSI_Q_NONE, 1, 512, 1);
     check_multi(RMSI_OP_FWD, 1, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0); /* wider: not measured */
     /* fused adds that store h (session 31): 512 vectors at 1.5 to 2 rows an
