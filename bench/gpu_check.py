@@ -232,6 +232,10 @@ def main():
     fwd_case(ours, 1, 65536, bf, res=True, quant=R.Q_TOKEN)
     fwd_case(ours, 40, 24576, bf, res=True, quant=R.Q_BLOCK)
     fwd_case(ours, 20, 65536, hf, res=True)
+    # rows that do not split in 8 (3076 vectors): clusters of 4 at 4 vectors,
+    # staged, and the lean kernel from 2048 vectors an SM
+    fwd_case(ours, 3, 24608, bf)
+    fwd_case(ours, 120, 24608, hf, wdt=f32, llama=True, off=1.0)
     # multi-pass: wide rows (16-byte) and misaligned / odd strides (narrow)
     fwd_case(ours, 3, 262144, bf, res=True)
     fwd_case(ours, 2, 100003, f32)

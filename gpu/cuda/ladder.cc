@@ -439,14 +439,19 @@ static int rmsi_bwd_lean_many(const rmsi_shape *s)
 static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    int cl = 8, nv = 2;
-    if (s->esz != 2 || nvec > 8192 || nvec % 8 != 0)
+    /* a row that does not split in 8 (cols = 32 mod 64 bf16): session 23's
+     * clusters of 4 at 4 vectors (staged now; these widths were not measured
+     * this session) */
+    int cl = nvec % 8 ? 4 : 8, nv = 2;
+    if (s->esz != 2 || nvec > 8192 || nvec % 4 != 0)
         return 0;
     if (!s->res && s->quant == RMSI_Q_NONE) {
         if (nvec <= rmsi_reg_nvec_max(s) && (nvec != 2048 || 8 * s->rows > s->sms))
             return 0;
-        if (rmsi_tpr_for_nv(nvec / 8, 2, 4) > 256 && 8 * s->rows > s->sms)
+        if (cl == 4 || (rmsi_tpr_for_nv(nvec / cl, 2, 4) > 256 && cl * s->rows > s->sms))
             nv = 4;
+    } else if (cl != 8) {
+        return 0;
     } else {
         /* the fusions and fp8 output: 2048 to 8192 vectors to half a row
          * an SM; 2 vectors a thread to a quarter of a row an SM where the
@@ -581,7 +586,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
     const int64_t nvec = rmsi_nvec(s);
     /* the plain rows rmsi_fwd_cluster would split, from 2048 vectors an SM */
     const int few = s->cluster && !s->res && s->quant == RMSI_Q_NONE && nvec > rmsi_reg_nvec_max(s) &&
-                    nvec <= 8192 && nvec % 8 == 0 && s->rows * nvec >= 2048LL * s->sms;
+                    nvec <= 8192 && nvec % 4 == 0 && s->rows * nvec >= 2048LL * s->sms;
     if (s->esz != 2 || (s->rows < 2 * (int64_t)s->sms && !few))
         return 0;
     /* The 1x128 block quantiser (forward.cu rmsi_lean_quant) of rows of
@@ -728,9 +733,9 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * pinned against the 512 of the line above, alternated twice,
              * us: bf16 1x16384 6.70 -> 6.21, 32x16384 10.48 -> 9.89,
              * 64x16384 11.33 -> 10.92, 1x24576 9.24 -> 8.56, 32x9216 8.25 ->
-             * 7.89, 32x12288 9.05 -> 8.57, the 28 cells of 9216..24576 x
-             * 1..64 rows 3-7% faster but 1x9216, 1x10240 and 1x20480 within
-             * 1.3%; fp16 32x16384 10.57 -> 9.88; with a residual gradient
+             * 7.89, 32x12288 9.05 -> 8.57, the 21 cells of 9216..24576 x
+             * 1, 32 and 64 rows 3-7% faster but 1x9216, 1x10240 and 1x20480
+             * within 1.3%; fp16 32x16384 10.57 -> 9.88; with a residual gradient
              * 1x16384 7.60 -> 6.74, 32x12288 9.53 -> 8.91). 100 rows were
              * within 1.6% either way and keep 512; 1024 vectors (8192
              * columns) lost (32x8192 6.56 -> 6.80). */

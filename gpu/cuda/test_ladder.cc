@@ -534,6 +534,8 @@ int main()
         {1, 24576, RMSI_Q_TOKEN, 0, 8, 192, 2},
         {33, 24576, RMSI_Q_NONE, 1, 8, 192, 2},
         {34, 24576, RMSI_Q_BLOCK, 1, 8, 96, 4},
+        {1, 24608, RMSI_Q_NONE, 0, 4, 224, 4}, /* 3076 vectors: clusters of 4 */
+        {40, 24608, RMSI_Q_NONE, 0, 4, 224, 4},
     };
     for (const auto &k : cl31)
         check_fwd_cl(k.rows, k.cols, 2, k.quant, k.res, k.cl, k.tpr, k.nv);
@@ -546,6 +548,8 @@ int main()
     check_fwd_lean(263, 32768, RMSI_Q_NONE, 0);
     check_fwd_lean(88, 24576, RMSI_Q_NONE, 0);
     check_fwd_lean(33, 65536, RMSI_Q_NONE, 0);
+    check_fwd_lean(100, 24608, RMSI_Q_NONE, 0);
+    check_multi(RMSI_OP_FWD, 1, 24608, 2, RMSI_Q_NONE, 1, 512, 1); /* a fused add that does not split in 8 */
     check_multi(RMSI_OP_FWD, 32, 131072, 2, RMSI_Q_NONE, 0, 512, 1); /* wider: not measured */
     check_fwd_shape(17, 16384, RMSI_Q_NONE, 0, 512, 1, 4);
     check_fwd_shape(1, 12288, RMSI_Q_NONE, 0, 384, 1, 4);
