@@ -445,10 +445,12 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
     int cl = nvec % 8 ? 4 : 8, nv = 2;
     if (s->esz != 2 || nvec > 8192 || nvec % 4 != 0)
         return 0;
+    /* 2 vectors would mean CTAs of more than 256 threads beyond one wave */
+    const int wide = rmsi_tpr_for_nv(nvec / cl, 2, 4) > 256 && cl * s->rows > s->sms;
     if (!s->res && s->quant == RMSI_Q_NONE) {
         if (nvec <= rmsi_reg_nvec_max(s) && (nvec != 2048 || 8 * s->rows > s->sms))
             return 0;
-        if (cl == 4 || (rmsi_tpr_for_nv(nvec / cl, 2, 4) > 256 && cl * s->rows > s->sms))
+        if (cl == 4 || wide)
             nv = 4;
     } else if (cl != 8) {
         return 0;
@@ -463,7 +465,7 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
             if (s->quant == RMSI_Q_NONE)
                 return 0;
             cl = 4;
-        } else if (4 * s->rows > s->sms || (rmsi_tpr_for_nv(nvec / 8, 2, 4) > 256 && 8 * s->rows > s->sms)) {
+        } else if (4 * s->rows > s->sms || wide) {
             nv = 4;
         }
     }
@@ -664,8 +666,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_FWD || s->esz != 2 || s->f16 || !s->vec_ok || !s->res || !s->hout ||
-        s->quant != RMSI_Q_NONE || (nvec != 256 && nvec != 640))
+    if (s->esz != 2 || s->f16 || !s->res || !s->hout || s->quant != RMSI_Q_NONE || (nvec != 256 && nvec != 640))
         return 0;
     if (nvec == 256 ? 4 * s->rows < 15LL * s->sms : 4 * s->rows < 31LL * s->sms)
         return 0;
@@ -727,25 +728,24 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             c.tpr = 512;
             c.cache = 1;
         }
-        if (s->vec_ok && s->esz == 2 && !fwd && nvec > 1024 && nvec <= 4096 && 2 * s->rows <= s->sms)
-            /* the backward under half a row an SM, 16-bit rows of 1025 to
-             * 4096 vectors: 1024 threads (S31-1, S31-2, rmsnorm-bench,
-             * pinned against the 512 of the line above, alternated twice,
-             * us: bf16 1x16384 6.70 -> 6.21, 32x16384 10.48 -> 9.89,
+        if (s->vec_ok && s->esz == 2 && !fwd &&
+            ((nvec > 1024 && nvec <= 4096 && 2 * s->rows <= s->sms) || (!s->res && nvec >= 4096 && nvec <= 8192)))
+            /* the backward at 1024 threads: 16-bit rows without a residual
+             * gradient from 4096 to 8192 vectors (S22-4, S22-5, pinned
+             * against 979f9a1's ladder: 4096x32768 577.2 -> 463.2,
+             * 2048x32768 295.7 -> 241.1, 8192x32768 1147.3 -> 906.6,
+             * 2048x65536 604.1 -> 596.0, but 8192x12288 +18%, 8192x16384
+             * +2%, 512x262144 +3.5%); and under half a row an SM, 16-bit
+             * rows of 1025 to 4096 vectors with or without one (S31-1,
+             * S31-2, rmsnorm-bench, pinned against 512 threads, alternated
+             * twice, us: bf16 1x16384 6.70 -> 6.21, 32x16384 10.48 -> 9.89,
              * 64x16384 11.33 -> 10.92, 1x24576 9.24 -> 8.56, 32x9216 8.25 ->
              * 7.89, 32x12288 9.05 -> 8.57, the 21 cells of 9216..24576 x
              * 1, 32 and 64 rows 3-7% faster but 1x9216, 1x10240 and 1x20480
-             * within 1.3%; fp16 32x16384 10.57 -> 9.88; with a residual gradient
-             * 1x16384 7.60 -> 6.74, 32x12288 9.53 -> 8.91). 100 rows were
-             * within 1.6% either way and keep 512; 1024 vectors (8192
+             * within 1.3%; fp16 32x16384 10.57 -> 9.88; with a residual
+             * gradient 1x16384 7.60 -> 6.74, 32x12288 9.53 -> 8.91). 100 rows
+             * were within 1.6% either way and keep 512; 1024 vectors (8192
              * columns) lost (32x8192 6.56 -> 6.80). */
-            c.tpr = 1024;
-        if (s->vec_ok && s->esz == 2 && !s->res && !fwd && nvec >= 4096 && nvec <= 8192)
-            /* backward at 1024 threads from 4096 to 8192 vectors (S22-4,
-             * S22-5, pinned against 979f9a1's ladder: 4096x32768 577.2 ->
-             * 463.2, 2048x32768 295.7 -> 241.1, 8192x32768 1147.3 ->
-             * 906.6, 2048x65536 604.1 -> 596.0, but 8192x12288 +18%,
-             * 8192x16384 +2%, 512x262144 +3.5%) */
             c.tpr = 1024;
         *out = c;
         return;
