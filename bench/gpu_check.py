@@ -232,11 +232,35 @@ def main():
     fwd_case(ours, 1, 65536, bf, res=True, quant=R.Q_TOKEN)
     fwd_case(ours, 40, 24576, bf, res=True, quant=R.Q_BLOCK)
     fwd_case(ours, 20, 65536, hf, res=True)
-    # rows that do not split in 8 (3076 vectors): clusters of 4 at 4 vectors,
-    # staged, and the lean kernel from 2048 vectors an SM
+    # rows that do not split in 8 (3076 vectors): clusters of 4 (2 vectors
+    # to a quarter of a row an SM, then 4, staged), and the lean kernel from
+    # 2048 vectors an SM
     fwd_case(ours, 3, 24608, bf)
+    fwd_case(ours, 40, 24608, bf)
     fwd_case(ours, 120, 24608, hf, wdt=f32, llama=True, off=1.0)
-    # multi-pass: wide rows (16-byte) and misaligned / odd strides (narrow)
+    # session 32: 8193-16384 vectors in clusters of 8 (staged under 65536
+    # threads), the lean kernel above those rows and at 262144 columns, the
+    # fusions' lean kernel above the clusters' rows (512 threads from one
+    # to 1.875 rows an SM), per-token fp8 of wide rows at 1024 threads
+    fwd_case(ours, 3, 131072, bf, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 20, 98304, hf, pad=8)
+    fwd_case(ours, 2, 131072, bf, res=True, inplace=True)
+    fwd_case(ours, 3, 131072, bf, res=True, quant=R.Q_BLOCK, fp8=R.F8_E5M2)
+    fwd_case(ours, 2, 131072, bf, quant=R.Q_TOKEN, ub=1.5)
+    fwd_case(ours, 60, 131072, bf, quant=R.Q_TOKEN, fp8=R.F8_E4M3FNUZ)
+    fwd_case(ours, 60, 131072, hf, res=True, wdt=f32, llama=True, off=1.0)
+    fwd_case(ours, 1, 262144, bf, quant=R.Q_BLOCK)
+    fwd_case(ours, 150, 32768, bf, res=True)
+    fwd_case(ours, 150, 32768, bf, res=True, quant=R.Q_BLOCK)
+    fwd_case(ours, 40, 32768, bf, res=True, inplace=True)
+    fwd_case(ours, 1, 65528, bf)
+    # fp32 rows wider than a CTA: the same clusters and lean kernel (session 32)
+    fwd_case(ours, 1, 65536, f32, llama=True, off=1.0)
+    fwd_case(ours, 20, 32768, f32, res=True, pad=4)
+    fwd_case(ours, 40, 32768, f32, res=True)
+    fwd_case(ours, 300, 16384, f32, pad=4, xoff=4)
+    # wide rows: the lean kernel under 2 rows an SM too (session 32), the
+    # multi-pass kernel for fp32; misaligned / odd strides (narrow)
     fwd_case(ours, 3, 262144, bf, res=True)
     fwd_case(ours, 2, 100003, f32)
     fwd_case(ours, 9, 4096, bf, pad=3, xoff=1, res=True)
@@ -274,6 +298,11 @@ def main():
     # under half a row an SM, 1025-4096 16-bit vectors: 1024 threads (session 31)
     bwd_case(ours, 33, 16384, hf, dres=True)
     bwd_case(ours, 64, 12288, bf, saved=False, llama=True, off=1.0)
+    # wider than 8192 vectors to 1.75 rows an SM: 1024 threads (session 32)
+    bwd_case(ours, 3, 131072, bf, dres=True)
+    bwd_case(ours, 40, 262144, hf, saved=False, llama=True, off=1.0)
+    bwd_case(ours, 5, 65536, f32)
+    bwd_case(ours, 300, 16384, f32, dres=False, saved=False)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

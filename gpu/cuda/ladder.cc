@@ -16,22 +16,31 @@
  *     multi-pass, one element per access.
  *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192; backward: nvec > 1024
  *     but for 16-bit rows without a residual gradient from a row an SM,
- *     rmsi_bwd_wide, session 30): forward 16-bit rows
+ *     rmsi_bwd_wide, session 30): forward 16-bit rows (and fp32 rows
+ *     without fp8 output, session 32, rmsi_fwd_wide_ok)
  *     without fp8 output (or with the 1x128 block quantiser's, sessions
  *     27-28) from 2 rows an SM: the lean two-pass kernel, 1024 threads
- *     (rmsi_fwd_lean_rule, session 24), plain rows of up to 8192 vectors
- *     from 2048 vectors an SM where the device has clusters (session 31);
- *     fewer rows up to 8192 vectors there: the row split over a cluster
- *     of 8 CTAs, each holding its slice in registers (rmsi_fwd_cluster,
- *     sessions 23 and 31; the fusions and fp8 output to half a row an SM,
- *     and 2048-vector rows too: plain under an eighth of a row an SM, the
- *     fusions under a half). Otherwise multi-pass,
+ *     (rmsi_fwd_lean_rule, session 24); under 2 rows an SM where clusters
+ *     do not split the row (rmsi_fwd_lean_few, sessions 31-32): plain rows
+ *     from 2048 vectors an SM, fused adds above a quarter of a row an SM
+ *     and block fp8 above a half (512 threads from one to 1.875 rows an
+ *     SM), rows wider than 8192 vectors above 3/8 of a row an SM (a fused
+ *     add alone: 3/16), and every row count at 262144 columns. The fewer
+ *     rows: the row split over a cluster of 8 CTAs (4 where it does not
+ *     split in 8), each holding its slice in registers (rmsi_fwd_cluster,
+ *     sessions 23, 31, 32; 2048-vector rows too: plain under an eighth of
+ *     a row an SM, the fusions under a half; rows of 8193-16384 vectors in
+ *     clusters of 8 CTAs of 4 vectors, rmsi_fwd_cluster_wide). Otherwise
+ *     multi-pass,
  *     16-byte accesses, 256 threads per row forward, 512 backward (the
  *     re-read hits L2 in part); 16-bit forward rows (plain, fused add,
  *     per-token fp8 to 8192 vectors): 512 threads with L2 eviction hints
- *     (cache = 1, session 23); backward 16-bit rows without a residual
- *     gradient: 1024 threads from 4096 to 8192 vectors (session 22), and
- *     16-bit rows of 1025 to 4096 under half a row an SM (session 31).
+ *     (cache = 1, session 23); per-token and per-tensor fp8 wider than
+ *     8192 vectors to 2 rows an SM: 1024 threads, cache = 1 (session 32);
+ *     backward rows without a residual gradient: 1024 threads from 4096 to
+ *     8192 vectors (session 22; fp32 since session 32), 16-bit rows of
+ *     1025 to 4096 under half a row an SM (session 31), and rows wider than
+ *     8192 vectors to 1.75 rows an SM (session 32).
  *     Fused adds that store h, 16-bit rows of 512-2048 vectors in multiples
  *     of 512, from 2 rows an SM: the lean kernel too, nvec / 2 threads
  *     (256..1024), cache = 5 (rmsi_fwd_lean_fused, sessions 25-26); the
@@ -210,9 +219,13 @@ static int rmsi_stage_for(const rmsi_shape *s, const rmsi_config *c)
             return 0;
         /* a row split over a cluster, 4 vectors: 1 for the plain forward
          * since session 31 (rmsi_fwd_cluster; the rule of session 23 had 0,
-         * and a fused add's clusters were measured at 0 only) */
+         * and a fused add's clusters were measured at 0 only); rows wider
+         * than 8192 vectors only while the clusters hold fewer than 65536
+         * threads (S32-2, rmsnorm-bench, staged / not, us: 8x131072 4.74 /
+         * 5.21, 16x131072 8.22 / 6.69, 16x98304 5.35 / 5.64, 32x81920 8.33 /
+         * 6.95; but 24x98304 5.99 / 6.89 and 48x98304 10.37 / 11.13 too) */
         if (c->cl > 1)
-            return !s->res;
+            return !s->res && (rmsi_nvec(s) <= 8192 || (int64_t)c->cl * c->tpr * s->rows < 65536);
         const int64_t nvec = rmsi_nvec(s);
         return !(s->esz == 2 && !s->res && s->rows >= 64LL * s->sms && nvec > 768 && !rmsi_is_pow2(nvec));
     }
@@ -391,6 +404,102 @@ static int rmsi_bwd_lean_many(const rmsi_shape *s)
     return nvec == 256 || (nvec == 512 && s->rows < 256LL * s->sms);
 }
 
+/* The rows the wide-row rules below (clusters, the lean kernel) take:
+ * 16-bit rows, and since session 32 fp32 rows wider than one CTA's
+ * registers without fp8 output. S32-3 (rmsnorm-bench, pinned against the
+ * multi-pass kernel's 256 threads that fp32 rows had at every row count,
+ * us): forward 1x65536 36.62 -> 3.55 (clusters), 132x65536 61.12 -> 22.34
+ * (lean), 4096x16384 193.38 -> 129.29 (lean, cache = 1; 131.43 at 5),
+ * 2048x32768 217.06 -> 144.58 (cache = 5; 152.83 at 1), 512x131072 211.84
+ * -> 200.41, 1x16384 9.91 -> 2.62 (clusters, 2 vectors), 32x32768 21.96 ->
+ * 5.55 (4, staged); fused add 1x32768 22.26 -> 3.29, 32x32768 24.59 ->
+ * 7.81 (4 vectors), 132x32768 36.61 -> 19.20 (lean), 4096x16384 326.29 ->
+ * 256.53. The same rows as the 16-bit rules pick, within 2% of the best pin
+ * at each but 1x32768 (2 vectors 3.01 against 4 staged 2.95) and 132x16384
+ * (the clusters' 2 vectors at 8.78 against the lean kernel's 7.45). fp32
+ * rows were not measured at the 16-bit rules' other bounds. */
+static int rmsi_fwd_wide_ok(const rmsi_shape *s)
+{
+    return s->esz == 2 || (s->esz == 4 && s->quant == RMSI_Q_NONE && rmsi_nvec(s) > rmsi_reg_nvec_max(s));
+}
+
+/* Whether a forward row splits over a cluster of cl CTAs: the device has
+ * clusters, and each CTA gets a whole number of vectors (and of 1x128
+ * blocks for the block quantiser); rmsi_config_valid's terms. */
+static int rmsi_fwd_splits(const rmsi_shape *s, int cl)
+{
+    return s->cluster && rmsi_nvec(s) % cl == 0 && (s->quant != RMSI_Q_BLOCK || s->cols / cl % 128 == 0);
+}
+
+/* Rows of 8193 to 16384 16-bit vectors (65544-131072 bf16 columns) that
+ * split in 8, under 3/8 of a row an SM (a fused add alone: 3/16): clusters
+ * of 8 CTAs of 4 vectors (rmsi_fwd_cluster), staged while the clusters
+ * hold fewer than 65536 threads (rmsi_stage_for). Above those rows the
+ * lean kernel (rmsi_fwd_lean_few), or, for per-token and per-tensor fp8,
+ * the multi-pass kernel at 1024 threads. Until session 32 these rows had
+ * the multi-pass kernel at 256-512 threads, one CTA a row. S32-1, S32-2
+ * (rmsnorm-bench, pinned against that ladder, alternated twice, us):
+ * - plain, 131072 columns: 1 row 27.70 -> 3.84, 8 rows 34.99 -> 4.74, 32
+ *   35.91 -> 11.13, 48 36.81 -> 13.11 (lean 14.31), 64 37.87 -> 15.95
+ *   (lean; clusters 17.42); 98304: 1 21.49 -> 3.54, 48 28.44 -> 10.37; 81920:
+ *   1 18.51 -> 3.43, 48 24.00 -> 9.54 (lean 9.67); fp16 the same;
+ * - fused add, 131072: 1 44.37 -> 5.71, 24 48.89 -> 14.07 (lean 16.97), 32
+ *   49.58 -> 17.94 (lean; clusters 19.48);
+ * - add + block fp8 with y: 1 142.70 -> 7.05, 48 177.41 -> 31.41 (lean
+ *   33.50), 64 188.07 -> 36.91 (lean); block fp8: 1 180.79 -> 5.59, 64
+ *   202.18 -> 23.97 (lean); per-token: 1 86.42 -> 7.66, 48 104.63 -> 31.69,
+ *   64 105.76 -> 39.42 (multi 1024; clusters 39.52); per-tensor 1 60.67 ->
+ *   6.12; add + per-token 1 108.07 -> 8.62 (at 64 rows the clusters were
+ *   18% ahead of the 1024 threads they get). */
+static int rmsi_fwd_cluster_wide(const rmsi_shape *s)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    const int fused = s->res && s->quant == RMSI_Q_NONE;
+    return rmsi_fwd_splits(s, 8) && rmsi_fwd_wide_ok(s) && nvec > 8192 && nvec <= 8 * rmsi_reg_nvec_max(s) &&
+           (fused ? 16 : 8) * s->rows <= 3LL * s->sms;
+}
+
+/* Rows wider than one CTA's registers under 2 rows an SM that take the
+ * lean kernel rather than clusters or the multi-pass kernel (per-token and
+ * per-tensor fp8 have no lean kernel; a residual without h_out was not
+ * measured):
+ * - plain rows of up to 8192 vectors, from 2048 vectors an SM (session 31);
+ * - wider rows, where rmsi_fwd_cluster_wide does not split them (every
+ *   row count at 262144 columns: S32-1, S32-2, us, forward 1x262144 54.05
+ *   -> 22.61, 132x262144 92.60 -> 50.85, 263x262144 119.89 -> 104.60;
+ *   fused add 1x262144 88.09 -> 28.88, 263 rows 182.13 -> 171.00; add +
+ *   block fp8 with y 1 row 282.60 -> 51.89, 132 rows 395.62 -> 118.12;
+ *   block fp8 1 row 362.95 -> 36.46);
+ * - the fusions of 2049-8192 vectors above the clusters' rows (rule 3): a
+ *   fused add above a quarter of a row an SM, block fp8 above a half,
+ *   where they had the clusters' 4 vectors or the multi-pass kernel
+ *   (S32-1, S32-2, us: fused add 48x32768 7.81 -> 6.89, 64x65536 15.41 ->
+ *   12.41, 66x24576 7.59 -> 6.44, 100x32768 15.43 -> 9.35, 132x65536 31.89
+ *   -> 19.40; add + block fp8 with y 80x32768 26.58 -> 12.56, 100x65536
+ *   55.16 -> 24.33; block fp8 100x32768 22.48 -> 8.28). At 34-40 rows of
+ *   32768 columns the two were level (6.26 against 6.32); at 33 rows of
+ *   65536 the clusters 15% ahead, and at 66 rows of 32768 with block fp8
+ *   17% (9.93 against 11.61), but 12% behind at 66x65536 (22.48 against
+ *   19.83).
+ * Rows that clusters cannot split (plain rows whose vectors are not a
+ * multiple of 4, fusions' of 8, block fp8 whose slices are not whole
+ * blocks, devices without clusters) take it at every row count under 2 rows
+ * an SM, where they had the multi-pass kernel (not measured at those
+ * widths; at every width measured the lean kernel beat the multi-pass one
+ * under 2 rows an SM, 1.1-3x). */
+static int rmsi_fwd_lean_few(const rmsi_shape *s)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (nvec <= rmsi_reg_nvec_max(s) || s->quant == RMSI_Q_TOKEN || s->quant == RMSI_Q_TENSOR ||
+        (s->res && !s->hout))
+        return 0;
+    if (nvec > 8192)
+        return !rmsi_fwd_cluster_wide(s);
+    if (!s->res && s->quant == RMSI_Q_NONE)
+        return !rmsi_fwd_splits(s, 4) || s->rows * nvec >= 2048LL * s->sms;
+    return !rmsi_fwd_splits(s, 8) || (s->quant == RMSI_Q_NONE ? 4 : 2) * s->rows > s->sms;
+}
+
 /* Forward rows wider than one CTA's registers (rule 2's nvec > 2048) on
  * devices with clusters, under two rows an SM: the row split over clusters
  * of 8 CTAs. Session 23 had set the fewest CTAs (4 or 8) that leave each at
@@ -429,36 +538,48 @@ static int rmsi_bwd_lean_many(const rmsi_shape *s)
  * with 2 and 4 vectors each best somewhere (2 at 64x24576 fused add 6.39
  * against 7.53, 4 at 32x65536 per-token 9.04 against 14.31): the rule
  * takes 4 above a quarter of a row an SM and where the plain rows would.
- * Not taken: wider rows (8 CTAs of 512 threads at 1024x131072 and of 512 x
- * 8 vectors at 512x262144 were 13% and 8% slower than the multi-pass
- * kernel, S23), fusions from half a row an SM (100-200x32768 per-token
- * within 3% of the multi-pass kernel or slower, fused add faster on the
- * lean kernel, 15.3 -> 9.4 at 100 rows, not taken) and fp32 rows (not
- * measured). 0 where the shape is not one of these or the row does not
- * split evenly (then the multi-pass path). */
+ * Rows that do not split in 8 (vectors = 4 mod 8: bf16 columns = 32 mod
+ * 64) take clusters of 4, plain rows only, with 2 vectors a thread by the
+ * same test (session 31 had 4, staged; S32-3, pinned against it,
+ * alternated twice, us: 1x24608 3.01 -> 2.82, 33x24608 3.89 -> 3.80,
+ * 1x32736 3.11 -> 2.98, 1x16416 2.89 -> 2.67, 32x16416 3.49 -> 3.30; in
+ * S32-1/S32-2 2 vectors were also 8-9% faster at 64-80x24608 and 6%
+ * slower at 32x32736, where the test gives the other). Rows of 8193-16384
+ * vectors: rmsi_fwd_cluster_wide. Not taken: many rows of wide rows (8
+ * CTAs of 512 threads at 1024x131072 and of 512 x 8 vectors at 512x262144
+ * were 13% and 8% slower than the multi-pass kernel, S23), fusions above
+ * a quarter (fused add) or half a row an SM (rmsi_fwd_lean_few;
+ * 100-200x32768 per-token within 3% of the multi-pass kernel or slower).
+ * 0 where the shape is not one of these or the row does not split evenly
+ * (then the lean or the multi-pass path). */
 static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    /* a row that does not split in 8 (cols = 32 mod 64 bf16): session 23's
-     * clusters of 4 at 4 vectors (staged now; these widths were not measured
-     * this session) */
+    /* a row that does not split in 8 (cols = 32 mod 64 bf16): clusters of 4 */
     int cl = nvec % 8 ? 4 : 8, nv = 2;
-    if (s->esz != 2 || nvec > 8192 || nvec % 4 != 0)
+    if (!rmsi_fwd_wide_ok(s) || nvec % 4 != 0)
         return 0;
-    /* 2 vectors would mean CTAs of more than 256 threads beyond one wave */
-    const int wide = rmsi_tpr_for_nv(nvec / cl, 2, 4) > 256 && cl * s->rows > s->sms;
-    if (!s->res && s->quant == RMSI_Q_NONE) {
+    /* 2 vectors would mean CTAs of more than 256 threads beyond one wave,
+     * or more than a CTA holds (clusters of 4 from 4097 vectors) */
+    const int64_t tpr2 = rmsi_tpr_for_nv(nvec / cl, 2, 4);
+    const int wide = (tpr2 > 256 && cl * s->rows > s->sms) || tpr2 > RMSI_REG_MAXT;
+    if (nvec > 8192) {
+        if (!rmsi_fwd_cluster_wide(s))
+            return 0;
+        nv = 4;
+    } else if (!s->res && s->quant == RMSI_Q_NONE) {
         if (nvec <= rmsi_reg_nvec_max(s) && (nvec != 2048 || 8 * s->rows > s->sms))
             return 0;
-        if (cl == 4 || wide)
+        if (wide)
             nv = 4;
     } else if (cl != 8) {
         return 0;
     } else {
         /* the fusions and fp8 output: 2048 to 8192 vectors to half a row
-         * an SM; 2 vectors a thread to a quarter of a row an SM where the
-         * plain rows would take them, else 4; 2048 vectors above a quarter
-         * in clusters of 4 (fp8 output; a fused add alone keeps one CTA) */
+         * an SM (a fused add to a quarter: above, rmsi_fwd_lean_few); 2
+         * vectors a thread to a quarter of a row an SM where the plain
+         * rows would take them, else 4; 2048 vectors above a quarter in
+         * clusters of 4 (fp8 output; a fused add alone keeps one CTA) */
         if (nvec < 2048 || 2 * s->rows > s->sms)
             return 0;
         if (nvec == 2048 && 4 * s->rows > s->sms) {
@@ -586,10 +707,7 @@ static int rmsi_fwd_lean_set(const rmsi_shape *s, rmsi_config *c, int tpr, int c
 static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    /* the plain rows rmsi_fwd_cluster would split, from 2048 vectors an SM */
-    const int few = s->cluster && !s->res && s->quant == RMSI_Q_NONE && nvec > rmsi_reg_nvec_max(s) &&
-                    nvec <= 8192 && nvec % 4 == 0 && s->rows * nvec >= 2048LL * s->sms;
-    if (s->esz != 2 || (s->rows < 2 * (int64_t)s->sms && !few))
+    if (!rmsi_fwd_wide_ok(s) || (s->rows < 2 * (int64_t)s->sms && !rmsi_fwd_lean_few(s)))
         return 0;
     /* The 1x128 block quantiser (forward.cu rmsi_lean_quant) of rows of
      * 2049-4096 vectors too, with the L1 hints (cache = 5) except for a
@@ -641,6 +759,15 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
          * threads down: rmsi_fwd_lean_fused's narrower rows */
         while (tpr > 256 && 2 * (int64_t)(tpr / 2) >= nvec)
             tpr /= 2;
+        /* fusions of up to 8192 vectors from one to 1.875 rows an SM: 512
+         * threads. S32-2 (rmsnorm-bench, 1024 / 512 threads, us): fused add
+         * 150x32768 14.76 / 12.94, 200x65536 33.39 / 30.15, 230x32768 18.19
+         * / 17.12, add + block fp8 with y 150x32768 25.34 / 20.58; level at
+         * 250 rows, 1024 ahead at 263 (18.70 / 19.04) and at 132 (11.18 /
+         * 11.75). Block fp8 without a residual, plain rows and fp32 were
+         * not measured at 512 there. */
+        if (s->res && s->esz == 2 && nvec <= 8192 && s->rows > s->sms && 8 * s->rows < 15LL * s->sms)
+            tpr = 512;
     }
     return rmsi_fwd_lean_set(s, c, tpr, l1 ? 1 + RMSI_CACHE_KNOB_L1 : 1);
 }
@@ -728,8 +855,24 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             c.tpr = 512;
             c.cache = 1;
         }
-        if (s->vec_ok && s->esz == 2 && !fwd &&
-            ((nvec > 1024 && nvec <= 4096 && 2 * s->rows <= s->sms) || (!s->res && nvec >= 4096 && nvec <= 8192)))
+        if (s->vec_ok && s->esz == 2 && fwd && nvec > 8192 && (s->quant == RMSI_Q_TOKEN || s->quant == RMSI_Q_TENSOR) &&
+            s->rows <= 2LL * s->sms) {
+            /* per-token and per-tensor fp8 of rows wider than 8192 vectors
+             * (where rmsi_fwd_cluster_wide does not split them), to 2 rows
+             * an SM: 1024 threads, cache = 1 (S32-1, S32-2, pinned against
+             * 256 threads and cache = 0, us: per-token 64x131072 105.76 ->
+             * 39.42, 132x131072 123.10 -> 44.31, 1x262144 171.05 -> 64.42,
+             * 132x262144 263.03 -> 91.39; 512 threads 1.4-1.6x slower than
+             * 1024; per-tensor 132x131072 94.73 -> 34.23; add + per-token
+             * 132x131072 148.39 -> 62.18; level at 528x131072, 171.48 and
+             * 170.16, and S23 had 512x262144 1.4% slower at 512 threads:
+             * more rows keep 256) */
+            c.tpr = 1024;
+            c.cache = 1;
+        }
+        if (s->vec_ok && !fwd &&
+            ((s->esz == 2 && nvec > 1024 && nvec <= 4096 && 2 * s->rows <= s->sms) ||
+             (!s->res && nvec >= 4096 && nvec <= 8192) || (nvec > 8192 && 4 * s->rows <= 7LL * s->sms)))
             /* the backward at 1024 threads: 16-bit rows without a residual
              * gradient from 4096 to 8192 vectors (S22-4, S22-5, pinned
              * against 979f9a1's ladder: 4096x32768 577.2 -> 463.2,
@@ -745,7 +888,16 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * within 1.3%; fp16 32x16384 10.57 -> 9.88; with a residual
              * gradient 1x16384 7.60 -> 6.74, 32x12288 9.53 -> 8.91). 100 rows
              * were within 1.6% either way and keep 512; 1024 vectors (8192
-             * columns) lost (32x8192 6.56 -> 6.80). */
+             * columns) lost (32x8192 6.56 -> 6.80); and rows wider than
+             * 8192 vectors to 1.75 rows an SM, with or without one (S32-1,
+             * S32-2, us: 1x131072 45.23 -> 34.33, 32x131072 68.48 -> 55.72,
+             * 200x131072 177.23 -> 160.75, 1x262144 87.50 -> 65.77,
+             * 132x262144 241.90 -> 226.48; with a residual gradient
+             * 32x131072 74.69 -> 58.99; fp16 the same; but 263x131072
+             * 179.29 -> 194.03 and 400x131072 270.04 -> 301.25). fp32 rows
+             * take the two wider terms since S32-3: 1x65536 27.41 -> 21.74,
+             * 132x65536 85.00 -> 76.96, 4096x16384 418.43 -> 293.34 (256
+             * threads: 1.5-2x slower than 512). */
             c.tpr = 1024;
         *out = c;
         return;

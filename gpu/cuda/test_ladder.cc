@@ -152,16 +152,21 @@ static void check_fwd_cl(int64_t rows, int64_t cols, int esz, int quant, int res
  * cache = 1, one CTA a row (the grid covers the rows whatever fits);
  * session 25's fused adds with the L1 hints too (cache = 5), from 16384
  * columns; session 28's plain rows with them from 4097 vectors. */
-static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
+static void check_fwd_lean_at(int64_t rows, int64_t cols, int quant, int res, int tpr)
 {
     const rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, quant, res);
     rmsi_config c;
     rmsi_ladder(&s, &c);
-    const int64_t g = rmsi_config_grid(&s, &c, 2);
+    const int64_t g = rmsi_config_grid(&s, &c, 2048 / tpr);
     const int cache = res || quant == RMSI_Q_BLOCK || cols / 8 > 4096 ? 5 : 1;
-    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 1024 && c.cache == cache && c.cps == 0 && g == rows,
-          "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld",
-          (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g);
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == cache && c.cps == 0 && g == rows,
+          "fwd lean rule %lldx%lld quant %d res %d: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
+          (long long)rows, (long long)cols, quant, res, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+}
+
+static void check_fwd_lean(int64_t rows, int64_t cols, int quant, int res)
+{
+    check_fwd_lean_at(rows, cols, quant, res, 1024);
 }
 
 /* Session 26's fused adds of 512-2048 vectors that store h: the lean
@@ -527,15 +532,27 @@ int main()
         {33, 16384, RMSI_Q_NONE, 1, 8, 128, 2},
         {66, 16384, RMSI_Q_TENSOR, 0, 4, 256, 2},
         {1, 32768, RMSI_Q_BLOCK, 1, 8, 256, 2},
-        {66, 32768, RMSI_Q_NONE, 1, 8, 128, 4},
+        {33, 65536, RMSI_Q_NONE, 1, 8, 256, 4},
         {1, 65536, RMSI_Q_NONE, 1, 8, 512, 2},
         {16, 65536, RMSI_Q_BLOCK, 1, 8, 512, 2},
         {17, 65536, RMSI_Q_TOKEN, 0, 8, 256, 4},
         {1, 24576, RMSI_Q_TOKEN, 0, 8, 192, 2},
         {33, 24576, RMSI_Q_NONE, 1, 8, 192, 2},
         {34, 24576, RMSI_Q_BLOCK, 1, 8, 96, 4},
-        {1, 24608, RMSI_Q_NONE, 0, 4, 224, 4}, /* 3076 vectors: clusters of 4 */
+        {1, 24608, RMSI_Q_NONE, 0, 4, 416, 2}, /* 3076 vectors: clusters of 4 (session 32: 2 vectors) */
+        {33, 24608, RMSI_Q_NONE, 0, 4, 416, 2},
         {40, 24608, RMSI_Q_NONE, 0, 4, 224, 4},
+        {1, 32736, RMSI_Q_NONE, 0, 4, 512, 2},
+        {1, 65504, RMSI_Q_NONE, 0, 4, 512, 4}, /* 8188 vectors: 2 would need 1024 threads */
+        /* session 32: 8193-16384 vectors to 3/8 of a row an SM, a fused add alone to 3/16 */
+        {1, 131072, RMSI_Q_NONE, 0, 8, 512, 4},
+        {49, 131072, RMSI_Q_NONE, 0, 8, 512, 4},
+        {1, 98304, RMSI_Q_NONE, 0, 8, 384, 4},
+        {49, 81920, RMSI_Q_NONE, 0, 8, 320, 4},
+        {24, 131072, RMSI_Q_NONE, 1, 8, 512, 4},
+        {49, 131072, RMSI_Q_BLOCK, 1, 8, 512, 4},
+        {49, 131072, RMSI_Q_TOKEN, 0, 8, 512, 4},
+        {1, 131072, RMSI_Q_TENSOR, 1, 8, 512, 4},
     };
     for (const auto &k : cl31)
         check_fwd_cl(k.rows, k.cols, 2, k.quant, k.res, k.cl, k.tpr, k.nv);
@@ -549,16 +566,52 @@ int main()
     check_fwd_lean(88, 24576, RMSI_Q_NONE, 0);
     check_fwd_lean(33, 65536, RMSI_Q_NONE, 0);
     check_fwd_lean(100, 24608, RMSI_Q_NONE, 0);
-    check_multi(RMSI_OP_FWD, 1, 24608, 2, RMSI_Q_NONE, 1, 512, 1); /* a fused add that does not split in 8 */
-    check_multi(RMSI_OP_FWD, 32, 131072, 2, RMSI_Q_NONE, 0, 512, 1); /* wider: not measured */
+    check_fwd_lean(1, 24608, RMSI_Q_NONE, 1); /* a fused add that does not split in 8 (session 32) */
+    check_fwd_lean(1, 65528, RMSI_Q_NONE, 0);  /* nor in 4 */
+    check_fwd_lean(1, 24704, RMSI_Q_BLOCK, 0); /* slices of 3088 columns: not whole blocks */
+    /* session 32: wider rows above the clusters' rows, and 262144 columns */
+    check_fwd_lean(50, 131072, RMSI_Q_NONE, 0);
+    check_fwd_lean(25, 131072, RMSI_Q_NONE, 1);
+    check_fwd_lean(50, 131072, RMSI_Q_BLOCK, 1);
+    check_fwd_lean(1, 262144, RMSI_Q_NONE, 0);
+    check_fwd_lean(263, 262144, RMSI_Q_NONE, 1);
+    check_fwd_lean(1, 262144, RMSI_Q_BLOCK, 0);
+    check_fwd_lean(263, 262144, RMSI_Q_BLOCK, 0);
+    check_fwd_lean(1, 131080, RMSI_Q_NONE, 0); /* 16385 vectors */
+    check_fwd_stage(8, 131072, 2, 0, 1);       /* staged under 65536 threads */
+    check_fwd_stage(16, 131072, 2, 0, 0);
+    check_fwd_stage(21, 98304, 2, 0, 1);
+    check_fwd_stage(22, 98304, 2, 0, 0);
+    check_fwd_stage(24, 131072, 2, 1, 0);
+    check_multi(RMSI_OP_FWD, 50, 131072, 2, RMSI_Q_TOKEN, 0, 1024, 1);
+    check_multi(RMSI_OP_FWD, 264, 262144, 2, RMSI_Q_TOKEN, 1, 1024, 1);
+    check_multi(RMSI_OP_FWD, 50, 131072, 2, RMSI_Q_TENSOR, 0, 1024, 1);
+    check_multi(RMSI_OP_FWD, 265, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0);
+    /* fp32 rows wider than a CTA take the same rules (S32-3); with fp8 output not measured */
+    check_fwd_cl(1, 65536, 4, RMSI_Q_NONE, 0, 8, 512, 4);
+    check_fwd_cl(1, 16384, 4, RMSI_Q_NONE, 0, 8, 256, 2);
+    check_fwd_cl(32, 32768, 4, RMSI_Q_NONE, 1, 8, 256, 4);
+    check_fwd_stage(32, 32768, 4, 0, 1);
+    check_fwd_stage(32, 65536, 4, 0, 0);
+    check_multi(RMSI_OP_FWD, 1, 65536, 4, RMSI_Q_TOKEN, 0, 256, 0);
+    check_multi(RMSI_OP_FWD, 1, 65536, 4, RMSI_Q_BLOCK, 0, 256, 0);
+    check_fwd_shape_esz(1, 8192, 4, RMSI_Q_NONE, 0, 512, 1, 4); /* 2048 vectors: the register path */
+    /* the fusions above the clusters' rows: the lean kernel, 512 threads from one to 1.875 rows an SM */
+    check_fwd_lean(34, 32768, RMSI_Q_NONE, 1);
+    check_fwd_lean(67, 32768, RMSI_Q_BLOCK, 1);
+    check_fwd_lean(67, 32768, RMSI_Q_BLOCK, 0);
+    check_fwd_lean(132, 65536, RMSI_Q_NONE, 1);
+    check_fwd_lean_at(133, 32768, RMSI_Q_NONE, 1, 512);
+    check_fwd_lean_at(247, 65536, RMSI_Q_BLOCK, 1, 512);
+    check_fwd_lean_at(247, 24576, RMSI_Q_NONE, 1, 512);
+    check_fwd_lean(248, 32768, RMSI_Q_NONE, 1);
+    check_fwd_lean(200, 32768, RMSI_Q_BLOCK, 0); /* no residual: not measured at 512 */
+    check_fwd_lean(200, 32768, RMSI_Q_NONE, 0);
     check_fwd_shape(17, 16384, RMSI_Q_NONE, 0, 512, 1, 4);
     check_fwd_shape(1, 12288, RMSI_Q_NONE, 0, 384, 1, 4);
     check_fwd_shape(34, 16384, RMSI_Q_NONE, 1, 512, 1, 4);
     check_fwd_shape(67, 16384, RMSI_Q_TOKEN, 0, 512, 1, 4);
-    check_fwd_stage(66, 32768, 2, 1, 0); /* a fused add's clusters: measured at stage 0 */
-    check_multi(RMSI_OP_FWD, 67, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1);
-    check_multi(RMSI_OP_FWD, 67, 65536, 2, RMSI_Q_NONE, 1, 512, 1);
-    check_multi(RMSI_OP_FWD, 1, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0); /* wider: not measured */
+    check_fwd_stage(33, 65536, 2, 1, 0); /* a fused add's clusters: measured at stage 0 */
     /* fused adds that store h (session 31): 512 vectors at 1.5 to 2 rows an
      * SM, 256 threads x 2; 256 and 640 vectors, the lean kernel */
     check_fwd_shape(198, 4096, RMSI_Q_NONE, 1, 256, 1, 2);
@@ -574,9 +627,9 @@ int main()
     check_fwd_lean_fused_cache(4092, 5120, 512, 1);
     check_fwd_shape(1022, 5120, RMSI_Q_NONE, 1, 160, 1, 4);
     check_fwd_shape(1024, 6144, RMSI_Q_NONE, 1, 192, 1, 4); /* 768 vectors: not measured */
-    check_multi(RMSI_OP_FWD, 256, 32776, 2, RMSI_Q_NONE, 0, 512, 1);
-    check_multi(RMSI_OP_FWD, 256, 131072, 2, RMSI_Q_NONE, 0, 512, 1);
-    check_multi(RMSI_OP_FWD, 256, 32768, 2, RMSI_Q_NONE, 1, 512, 1);
+    check_fwd_lean(256, 32776, RMSI_Q_NONE, 0);
+    check_fwd_lean(256, 131072, RMSI_Q_NONE, 0);
+    check_fwd_lean(256, 32768, RMSI_Q_NONE, 1);
     check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_TOKEN, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_TOKEN, 0, 256, 0);
     /* the 1x128 block quantiser of wide rows: the lean kernel too (S27-2) */
@@ -586,11 +639,10 @@ int main()
     check_fwd_lean(512, 262144, RMSI_Q_BLOCK, 1); /* and wider (S28-1) */
     check_fwd_lean(2048, 65536, RMSI_Q_BLOCK, 0);
     check_fwd_lean(1024, 131072, RMSI_Q_BLOCK, 0);
-    check_multi(RMSI_OP_FWD, 263, 262144, 2, RMSI_Q_BLOCK, 0, 256, 0); /* under 2 rows an SM */
-    check_multi(RMSI_OP_FWD, 263, 32768, 2, RMSI_Q_BLOCK, 1, 512, 1); /* under 2 rows an SM */
+    check_fwd_lean(263, 32768, RMSI_Q_BLOCK, 1); /* under 2 rows an SM too (session 32) */
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);    /* register rows: not lean (S27-2) */
     check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
-    check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_NONE, 0, 256, 0);  /* fp32: not measured */
+    check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_TENSOR, 0, 256, 0); /* fp32 fp8 output: not measured */
     /* (16384 bf16 columns: the register path since session 30, below) */
     check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 1, 512, 0); /* residual gradient: not measured */
     check_multi(RMSI_OP_BWD, 8192, 8192, 4, RMSI_Q_NONE, 0, 512, 0); /* fp32 of 2048 vectors: not measured */
@@ -606,10 +658,20 @@ int main()
     check_multi(RMSI_OP_BWD, 67, 16384, 2, RMSI_Q_NONE, 0, 512, 0);
     check_multi(RMSI_OP_BWD, 32, 8192, 2, RMSI_Q_NONE, 0, 512, 0);
     check_multi(RMSI_OP_BWD, 32, 32776, 2, RMSI_Q_NONE, 1, 512, 0);
-    check_multi(RMSI_OP_BWD, 32, 16384, 4, RMSI_Q_NONE, 0, 512, 0); /* fp32: not measured */
+    check_multi(RMSI_OP_BWD, 32, 16384, 4, RMSI_Q_NONE, 0, 1024, 0); /* fp32: 4096-8192 vectors (S32-3) */
+    check_multi(RMSI_OP_BWD, 32, 16384, 4, RMSI_Q_NONE, 1, 512, 0);  /* with a residual gradient: not measured */
+    check_multi(RMSI_OP_BWD, 32, 8192, 4, RMSI_Q_NONE, 0, 512, 0);   /* under half a row an SM: 16-bit only */
+    /* wider than 8192 vectors to 1.75 rows an SM: 1024 threads (session 32) */
+    check_multi(RMSI_OP_BWD, 1, 131072, 2, RMSI_Q_NONE, 0, 1024, 0);
+    check_multi(RMSI_OP_BWD, 231, 131072, 2, RMSI_Q_NONE, 0, 1024, 0);
+    check_multi(RMSI_OP_BWD, 32, 131072, 2, RMSI_Q_NONE, 1, 1024, 0);
+    check_multi(RMSI_OP_BWD, 1, 262144, 2, RMSI_Q_NONE, 0, 1024, 0);
+    check_multi(RMSI_OP_BWD, 232, 131072, 2, RMSI_Q_NONE, 0, 512, 0);
+    check_multi(RMSI_OP_BWD, 32, 131072, 4, RMSI_Q_NONE, 0, 1024, 0); /* fp32 too (S32-3) */
 
     static const int64_t rows[] = {1, 2, 31, 32, 131, 132, 256, 1024, 4096, 8447, 8448, 16384, 32768, 65536};
-    static const int64_t cols[] = {1, 7, 64, 128, 512, 1152, 2048, 4096, 5120, 8192, 16384, 32768, 65536, 262144};
+    static const int64_t cols[] = {1,    7,    64,    128,   512,   1152,  2048,   4096,
+                                   5120, 8192, 16384, 32768, 65536, 98304, 131072, 262144};
     /* SM counts with their opt-in shared memory per CTA (0: unknown) */
     static const int sms[] = {132, 108, 148, 132};
     static const int smem[] = {232448, 166912, 232448, 0};
