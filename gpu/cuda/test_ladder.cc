@@ -566,18 +566,42 @@ int main()
     check_fwd_lean(88, 24576, RMSI_Q_NONE, 0);
     check_fwd_lean(33, 65536, RMSI_Q_NONE, 0);
     check_fwd_lean(100, 24608, RMSI_Q_NONE, 0);
-    check_fwd_lean(1, 24608, RMSI_Q_NONE, 1); /* a fused add that does not split in 8 (session 32) */
-    check_fwd_lean(1, 65528, RMSI_Q_NONE, 0);  /* nor in 4 */
-    check_fwd_lean(1, 24704, RMSI_Q_BLOCK, 0); /* slices of 3088 columns: not whole blocks */
-    /* session 32: wider rows above the clusters' rows, and 262144 columns */
-    check_fwd_lean(50, 131072, RMSI_Q_NONE, 0);
-    check_fwd_lean(25, 131072, RMSI_Q_NONE, 1);
-    check_fwd_lean(50, 131072, RMSI_Q_BLOCK, 1);
-    check_fwd_lean(1, 262144, RMSI_Q_NONE, 0);
-    check_fwd_lean(263, 262144, RMSI_Q_NONE, 1);
-    check_fwd_lean(1, 262144, RMSI_Q_BLOCK, 0);
-    check_fwd_lean(263, 262144, RMSI_Q_BLOCK, 0);
-    check_fwd_lean(1, 131080, RMSI_Q_NONE, 0); /* 16385 vectors */
+    /* the lean kernel under 2 rows an SM (session 32): rows clusters do not
+     * split, wider rows above the clusters' rows, 262144 columns, the
+     * fusions above the clusters' rows (512 threads from one to 1.875 rows
+     * an SM, 16-bit fusions only) */
+    static const struct {
+        int64_t rows, cols;
+        int quant, res, tpr;
+    } lean32[] = {
+        {1, 24608, RMSI_Q_NONE, 1, 1024},  /* a fused add that does not split in 8 */
+        {1, 65528, RMSI_Q_NONE, 0, 1024},  /* nor in 4 */
+        {1, 24704, RMSI_Q_BLOCK, 0, 1024}, /* slices of 3088 columns: not whole blocks */
+        {50, 131072, RMSI_Q_NONE, 0, 1024},
+        {25, 131072, RMSI_Q_NONE, 1, 1024},
+        {50, 131072, RMSI_Q_BLOCK, 1, 1024},
+        {1, 262144, RMSI_Q_NONE, 0, 1024},
+        {263, 262144, RMSI_Q_NONE, 1, 1024},
+        {1, 262144, RMSI_Q_BLOCK, 0, 1024},
+        {263, 262144, RMSI_Q_BLOCK, 0, 1024},
+        {1, 131080, RMSI_Q_NONE, 0, 1024}, /* 16385 vectors */
+        {34, 32768, RMSI_Q_NONE, 1, 1024},
+        {67, 32768, RMSI_Q_BLOCK, 1, 1024},
+        {67, 32768, RMSI_Q_BLOCK, 0, 1024},
+        {132, 65536, RMSI_Q_NONE, 1, 1024},
+        {133, 32768, RMSI_Q_NONE, 1, 512},
+        {247, 65536, RMSI_Q_BLOCK, 1, 512},
+        {247, 24576, RMSI_Q_NONE, 1, 512},
+        {248, 32768, RMSI_Q_NONE, 1, 1024},
+        {200, 32768, RMSI_Q_BLOCK, 0, 1024}, /* no residual: not measured at 512 */
+        {200, 32768, RMSI_Q_NONE, 0, 1024},
+        {263, 32768, RMSI_Q_BLOCK, 1, 1024},
+        {256, 32776, RMSI_Q_NONE, 0, 1024},
+        {256, 131072, RMSI_Q_NONE, 0, 1024},
+        {256, 32768, RMSI_Q_NONE, 1, 1024},
+    };
+    for (const auto &k : lean32)
+        check_fwd_lean_at(k.rows, k.cols, k.quant, k.res, k.tpr);
     check_fwd_stage(8, 131072, 2, 0, 1);       /* staged under 65536 threads */
     check_fwd_stage(16, 131072, 2, 0, 0);
     check_fwd_stage(21, 98304, 2, 0, 1);
@@ -596,17 +620,6 @@ int main()
     check_multi(RMSI_OP_FWD, 1, 65536, 4, RMSI_Q_TOKEN, 0, 256, 0);
     check_multi(RMSI_OP_FWD, 1, 65536, 4, RMSI_Q_BLOCK, 0, 256, 0);
     check_fwd_shape_esz(1, 8192, 4, RMSI_Q_NONE, 0, 512, 1, 4); /* 2048 vectors: the register path */
-    /* the fusions above the clusters' rows: the lean kernel, 512 threads from one to 1.875 rows an SM */
-    check_fwd_lean(34, 32768, RMSI_Q_NONE, 1);
-    check_fwd_lean(67, 32768, RMSI_Q_BLOCK, 1);
-    check_fwd_lean(67, 32768, RMSI_Q_BLOCK, 0);
-    check_fwd_lean(132, 65536, RMSI_Q_NONE, 1);
-    check_fwd_lean_at(133, 32768, RMSI_Q_NONE, 1, 512);
-    check_fwd_lean_at(247, 65536, RMSI_Q_BLOCK, 1, 512);
-    check_fwd_lean_at(247, 24576, RMSI_Q_NONE, 1, 512);
-    check_fwd_lean(248, 32768, RMSI_Q_NONE, 1);
-    check_fwd_lean(200, 32768, RMSI_Q_BLOCK, 0); /* no residual: not measured at 512 */
-    check_fwd_lean(200, 32768, RMSI_Q_NONE, 0);
     check_fwd_shape(17, 16384, RMSI_Q_NONE, 0, 512, 1, 4);
     check_fwd_shape(1, 12288, RMSI_Q_NONE, 0, 384, 1, 4);
     check_fwd_shape(34, 16384, RMSI_Q_NONE, 1, 512, 1, 4);
@@ -627,9 +640,6 @@ int main()
     check_fwd_lean_fused_cache(4092, 5120, 512, 1);
     check_fwd_shape(1022, 5120, RMSI_Q_NONE, 1, 160, 1, 4);
     check_fwd_shape(1024, 6144, RMSI_Q_NONE, 1, 192, 1, 4); /* 768 vectors: not measured */
-    check_fwd_lean(256, 32776, RMSI_Q_NONE, 0);
-    check_fwd_lean(256, 131072, RMSI_Q_NONE, 0);
-    check_fwd_lean(256, 32768, RMSI_Q_NONE, 1);
     check_multi(RMSI_OP_FWD, 4096, 32768, 2, RMSI_Q_TOKEN, 0, 512, 1);
     check_multi(RMSI_OP_FWD, 512, 262144, 2, RMSI_Q_TOKEN, 0, 256, 0);
     /* the 1x128 block quantiser of wide rows: the lean kernel too (S27-2) */
@@ -639,7 +649,6 @@ int main()
     check_fwd_lean(512, 262144, RMSI_Q_BLOCK, 1); /* and wider (S28-1) */
     check_fwd_lean(2048, 65536, RMSI_Q_BLOCK, 0);
     check_fwd_lean(1024, 131072, RMSI_Q_BLOCK, 0);
-    check_fwd_lean(263, 32768, RMSI_Q_BLOCK, 1); /* under 2 rows an SM too (session 32) */
     check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);    /* register rows: not lean (S27-2) */
     check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
     check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_TENSOR, 0, 256, 0); /* fp32 fp8 output: not measured */
