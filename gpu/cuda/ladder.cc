@@ -424,7 +424,8 @@ static int rmsi_fwd_wide_ok(const rmsi_shape *s)
 
 /* Whether a forward row splits over a cluster of cl CTAs: the device has
  * clusters, and each CTA gets a whole number of vectors (and of 1x128
- * blocks for the block quantiser); rmsi_config_valid's terms. */
+ * blocks for the block quantiser). rmsi_config_valid holds a forward
+ * cluster config to it; the rules below ask it before they pick one. */
 static int rmsi_fwd_splits(const rmsi_shape *s, int cl)
 {
     return s->cluster && rmsi_nvec(s) % cl == 0 && (s->quant != RMSI_Q_BLOCK || s->cols / cl % 128 == 0);
@@ -449,19 +450,20 @@ static int rmsi_fwd_splits(const rmsi_shape *s, int cl)
  *   202.18 -> 23.97 (lean); per-token: 1 86.42 -> 7.66, 48 104.63 -> 31.69,
  *   64 105.76 -> 39.42 (multi 1024; clusters 39.52); per-tensor 1 60.67 ->
  *   6.12; add + per-token 1 108.07 -> 8.62 (at 64 rows the clusters were
- *   18% ahead of the 1024 threads they get). */
+ *   18% ahead of the 1024 threads they get).
+ * Its callers have checked rmsi_fwd_wide_ok. */
 static int rmsi_fwd_cluster_wide(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
     const int fused = s->res && s->quant == RMSI_Q_NONE;
-    return rmsi_fwd_splits(s, 8) && rmsi_fwd_wide_ok(s) && nvec > 8192 && nvec <= 8 * rmsi_reg_nvec_max(s) &&
+    return rmsi_fwd_splits(s, 8) && nvec > 8192 && nvec <= 8 * rmsi_reg_nvec_max(s) &&
            (fused ? 16 : 8) * s->rows <= 3LL * s->sms;
 }
 
 /* Rows wider than one CTA's registers under 2 rows an SM that take the
- * lean kernel rather than clusters or the multi-pass kernel (per-token and
- * per-tensor fp8 have no lean kernel; a residual without h_out was not
- * measured):
+ * lean kernel rather than clusters or the multi-pass kernel (a residual
+ * without h_out was not measured; per-token and per-tensor fp8, which have
+ * no lean kernel, rmsi_fwd_lean_rule turns away after this):
  * - plain rows of up to 8192 vectors, from 2048 vectors an SM (session 31);
  * - wider rows, where rmsi_fwd_cluster_wide does not split them (every
  *   row count at 262144 columns: S32-1, S32-2, us, forward 1x262144 54.05
@@ -489,8 +491,7 @@ static int rmsi_fwd_cluster_wide(const rmsi_shape *s)
 static int rmsi_fwd_lean_few(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (nvec <= rmsi_reg_nvec_max(s) || s->quant == RMSI_Q_TOKEN || s->quant == RMSI_Q_TENSOR ||
-        (s->res && !s->hout))
+    if (nvec <= rmsi_reg_nvec_max(s) || (s->res && !s->hout))
         return 0;
     if (nvec > 8192)
         return !rmsi_fwd_cluster_wide(s);
@@ -1123,8 +1124,7 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
         if (!s->cluster || c->path != RMSI_PATH_REG || (fwd ? !rmsi_is_pow2(c->cl) || c->cl > 8 : c->cl != 2))
             return 0;
         if (fwd && (c->rpc != 1 || c->cps != 0 || c->tpr < RMSI_LADDER_WARP || c->nv < 2 || c->nv > 4 ||
-                    rmsi_nvec(s) % c->cl != 0 ||
-                    (s->quant == RMSI_Q_BLOCK && s->cols / c->cl % 128 != 0)))
+                    !rmsi_fwd_splits(s, c->cl)))
             return 0;
     }
     /* lean: the backward's staged 2-vector kernel at 64 registers; the
