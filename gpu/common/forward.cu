@@ -872,7 +872,7 @@ __device__ __forceinline__ float rmsi_lean_rstd(float ss, float *red, const rmsi
     return red[RMSI_MAX_WARPS];
 }
 
-template <typename T, typename W, bool R, bool L1, int M>
+template <typename T, typename W, bool R, bool L1, int M, bool HS = false>
 __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, float *red)
 {
     constexpr int VEC = 16 / sizeof(T);
@@ -908,10 +908,22 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
         i = t;
         if constexpr (M == RMSI_LEAN_Q) {
             uint8_t *qr = rmsi_row<uint8_t>(p.q, row, p.q_ld);
-            for (; i + (U - 1) * nt < nvec; i += U * nt)
-                rmsi_lean_quant<T, W, R, U>(p, sr, rr, yr, qr, row, !hr, i, nt, rs, pol_last, l1_last);
-            for (; i < nvec; i += nt)
-                rmsi_lean_quant<T, W, R, 1>(p, sr, rr, yr, qr, row, !hr, i, nt, rs, pol_last, l1_last);
+            /* HS: where h_out holds h the second pass reads h alone, an
+             * instantiation without the residual's loads: with them in the
+             * same loop rmsi_fwd_lean_rq spilled 8-28 bytes at its 48
+             * registers (sm_90a). rmsi_fwd_lean keeps its one loop, as
+             * measured. */
+            if (!R || (HS && hr)) {
+                for (; i + (U - 1) * nt < nvec; i += U * nt)
+                    rmsi_lean_quant<T, W, false, U>(p, sr, nullptr, yr, qr, row, false, i, nt, rs, pol_last, l1_last);
+                for (; i < nvec; i += nt)
+                    rmsi_lean_quant<T, W, false, 1>(p, sr, nullptr, yr, qr, row, false, i, nt, rs, pol_last, l1_last);
+            } else {
+                for (; i + (U - 1) * nt < nvec; i += U * nt)
+                    rmsi_lean_quant<T, W, R, U>(p, sr, rr, yr, qr, row, !hr, i, nt, rs, pol_last, l1_last);
+                for (; i < nvec; i += nt)
+                    rmsi_lean_quant<T, W, R, 1>(p, sr, rr, yr, qr, row, !hr, i, nt, rs, pol_last, l1_last);
+            }
         } else if constexpr (M == RMSI_LEAN_ANY) {
             for (; i + (U - 1) * nt < nvec; i += U * nt)
                 rmsi_lean_norm_any<T, W, R, U>(p, sr, rr, yr, !hr, i, nt, rs, pol_last, l1_last);
@@ -942,6 +954,27 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_WL>(p, red);
     else
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_W>(p, red);
+}
+
+/* The block quantiser with a residual at 48 registers: under rmsi_fwd_lean's
+ * 32 its second pass spilled 112-128 bytes (sm_90a), and the lean kernel
+ * lost to the register path at every register width (S27-2: add + block
+ * 32768x8192 665-834 us against 514.7). At 48, with the second pass
+ * reading h alone where h_out holds it, nothing spills, and five CTAs of 256
+ * threads fit an SM (S33-1: add + block fp8 with y 32768x8192 624.5 ->
+ * 596.5 us at 256 threads, without y 514.4 -> 448.5). 40 registers spilled
+ * 16-40 bytes and were slower (S33-2: 627.6 and 655.2 at 256 and 128
+ * threads). Taken at CTAs of up to 256 threads (rmsi_fwd_pick): at 48
+ * registers a CTA of 1024 has an SM to itself, and the wider rows that the
+ * ladder gives 512 or 1024 threads were measured on the 32-register kernel
+ * above, as were the block quantiser's rows without a residual. */
+#define RMSI_LEAN_RQ_REGS 48
+template <typename T, typename W, bool L1>
+__global__ void RMSI_KERNEL_REGS(RMSI_MAX_THREADS, RMSI_LEAN_RQ_REGS) rmsi_fwd_lean_rq(const rmsi_fwd_params p)
+{
+    __shared__ float red[RMSI_MAX_WARPS + 1];
+    rmsi_pdl_enter();
+    rmsi_fwd_lean_rows<T, W, true, L1, RMSI_LEAN_Q, true>(p, red);
 }
 #endif
 
@@ -982,10 +1015,15 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
             if (c->vec == 16 && !q)
                 return r ? rmsi_fwd_lean<T, W, true, false> : rmsi_fwd_lean<T, W, false, false>;
             if constexpr (sizeof(T) == 2) {
+                /* the 48-register kernel where CTAs are of 256 threads or
+                 * fewer, the rows it was measured at (rmsi_fwd_lean_rq) */
+                const bool rq = r && c->tpr <= 256;
                 if (c->vec == 16 && (c->cache & RMSI_CACHE_KNOB_L1))
-                    return r ? rmsi_fwd_lean<T, W, true, true, true> : rmsi_fwd_lean<T, W, false, true, true>;
+                    return rq ? rmsi_fwd_lean_rq<T, W, true>
+                              : (r ? rmsi_fwd_lean<T, W, true, true, true> : rmsi_fwd_lean<T, W, false, true, true>);
                 if (c->vec == 16)
-                    return r ? rmsi_fwd_lean<T, W, true, false, true> : rmsi_fwd_lean<T, W, false, false, true>;
+                    return rq ? rmsi_fwd_lean_rq<T, W, false>
+                              : (r ? rmsi_fwd_lean<T, W, true, false, true> : rmsi_fwd_lean<T, W, false, false, true>);
             }
 #endif
             return nullptr;

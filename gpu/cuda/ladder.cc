@@ -36,7 +36,8 @@
  *     re-read hits L2 in part); 16-bit forward rows (plain, fused add,
  *     per-token fp8 to 8192 vectors): 512 threads with L2 eviction hints
  *     (cache = 1, session 23); per-token and per-tensor fp8 wider than
- *     8192 vectors to 2 rows an SM: 1024 threads, cache = 1 (session 32);
+ *     8192 vectors to 3 rows an SM: 1024 threads, cache = 1 (sessions
+ *     32-33);
  *     backward rows without a residual gradient: 1024 threads from 4096 to
  *     8192 vectors (session 22; fp32 since session 32), 16-bit rows of
  *     1025 to 4096 under half a row an SM (session 31), and rows wider than
@@ -50,7 +51,9 @@
  *     (rmsi_fwd_lean_fused_narrow, session 31); the plain
  *     forward of 512-2048 vectors in multiples of 128 from 31 rows an SM,
  *     min(nvec / 2, 512) threads, cache = 5 (rmsi_fwd_lean_plain, session
- *     29).
+ *     29); the fused add with the block quantiser, h stored, of 512-2048
+ *     vectors in multiples of 512 from 31 rows an SM, 256 threads, cache =
+ *     5, in the 48-register kernel (rmsi_fwd_lean_rquant, session 33).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1, and the register kernel with
@@ -682,6 +685,33 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * threads at 8192 (34.4 at 4096 rows). Fewer rows than 31 an SM, and the
  * widths between those named but 6144, were not measured. */
 #define RMSI_LEAN_PLAIN_ROWS_PER_SM 31
+/* rmsi_fwd_lean_rquant: the fused add with the 1x128 block quantiser, h
+ * stored, y or not, 16-bit rows of 512, 1024, 1536 or 2048 vectors (4096,
+ * 8192, 12288, 16384 bf16 columns), from 31 rows an SM: the lean kernel,
+ * 256 threads, h kept in L1 (cache = 5). Sessions 27-28 had measured it
+ * slower than the register path there (32768x8192 without y 665-834 us
+ * against 514.7), spilling at 32 registers; session 33 gave it 48
+ * (forward.cu rmsi_fwd_lean_rq). rmsnorm-bench, us:
+ * - S33-1, S33-2, the ladder (the register path) against the pin, bf16,
+ *   with y: 4096x4096 40.99 -> 39.84, 8192x4096 78.70 -> 76.21, 32768x4096
+ *   305.76 -> 295.10, 65536x4096 615.40 -> 589.74, 4096x8192 80.66 ->
+ *   78.86, 8192x8192 157.78 -> 152.52, 16384x8192 311.66 -> 300.64,
+ *   32768x8192 624.50 -> 596.51; without y: 4096x4096 33.96 -> 32.66,
+ *   4096x8192 67.80 -> 64.08, 8192x8192 131.67 -> 118.58, 32768x8192
+ *   514.36 -> 448.53, 65536x4096 490.68 -> 455.90, 8192x16384 307.97 ->
+ *   239.90. 128 threads were slower from 8192 columns with y, 512 from
+ *   4096 rows;
+ * - S33-3, the rule against the old configs pinned, alternated twice, with
+ *   y: 4096x8192 80.05 -> 78.66, 32768x8192 618.85 -> 593.27, 4096x4096
+ *   40.63 -> 39.74, 65536x4096 607.97 -> 585.17, 8192x12288 301.45 ->
+ *   229.24, 8192x16384 347.12 -> 309.61, fp16 32768x8192 614.96 -> 593.57;
+ *   without y: 4096x8192 67.10 -> 64.24, 32768x8192 510.28 -> 448.74.
+ * Fewer rows: level at 8 and 16 rows an SM (with y 1056x8192 23.58 /
+ * 23.47, 2112x8192 43.35 / 43.74, 2112x4096 22.73 / 22.24), slower at 2-4
+ * (528x8192 13.16 / 14.08). 640 vectors (5120 columns) wanted 128
+ * threads (without y 32768x5120 320.51 -> 285.54; 256 level) and stay on
+ * the register path, as other widths and a fused add without h_out (its
+ * second pass re-reads x and the residual; not measured). */
 
 /* The forward's lean kernel at tpr threads and a cache knob, one row a CTA,
  * the grid covering the rows; 0 where the shape cannot take it. */
@@ -743,7 +773,11 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * 183.3, 512x262144 200.9 -> 200.0, 2048x65536 153.5 -> 145.7. The
      * plain rows of rmsi_fwd_lean_plain take it too. */
     int l1, tpr = RMSI_MULTI_MAX_THREADS;
-    if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
+    if (s->quant == RMSI_Q_BLOCK && s->res && nvec <= rmsi_reg_nvec_max(s)) {
+        /* rmsi_fwd_lean_rquant: 256 threads, h kept in L1 */
+        tpr = 256;
+        l1 = 1;
+    } else if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
          * hints */
         tpr = nvec > 1536 ? 512 : 256;
@@ -818,11 +852,13 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
      * residual or y (rmsi_fwd_lean_quant) */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
     const int lean_quant = !s->res && !s->yout && s->quant == RMSI_Q_BLOCK;
+    const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 512 == 0 &&
+                            s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
                            nvec <= rmsi_reg_nvec_max(s) &&
                            s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
     if (fwd && s->vec_ok &&
-        (((lean_fused || lean_quant || lean_plain) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) ||
+        (((lean_fused || lean_quant || lean_rquant || lean_plain) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) ||
          rmsi_fwd_lean_fused_narrow(s, &c))) {
         *out = c;
         return;
@@ -856,9 +892,9 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             c.cache = 1;
         }
         if (s->vec_ok && s->esz == 2 && fwd && nvec > 8192 && (s->quant == RMSI_Q_TOKEN || s->quant == RMSI_Q_TENSOR) &&
-            s->rows <= 2LL * s->sms) {
+            s->rows <= 3LL * s->sms) {
             /* per-token and per-tensor fp8 of rows wider than 8192 vectors
-             * (where rmsi_fwd_cluster_wide does not split them), to 2 rows
+             * (where rmsi_fwd_cluster_wide does not split them), to 3 rows
              * an SM: 1024 threads, cache = 1 (S32-1, S32-2, pinned against
              * 256 threads and cache = 0, us: per-token 64x131072 105.76 ->
              * 39.42, 132x131072 123.10 -> 44.31, 1x262144 171.05 -> 64.42,
@@ -866,7 +902,15 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * 1024; per-tensor 132x131072 94.73 -> 34.23; add + per-token
              * 132x131072 148.39 -> 62.18; level at 528x131072, 171.48 and
              * 170.16, and S23 had 512x262144 1.4% slower at 512 threads:
-             * more rows keep 256) */
+             * more rows keep 256). Session 33 took 3 rows an SM, where one
+             * CTA of 1024 threads an SM still runs in three full waves
+             * (S33-1, S33-2, pinned against the ladder's 256 threads, us):
+             * per-token 265x98304 116.01 -> 90.05, 300x131072 156.86 ->
+             * 122.43, 350x131072 158.93 -> 124.93, 396x98304 123.09 ->
+             * 95.61; per-tensor 300x131072 118.36 -> 93.60, 265x98304 87.85
+             * -> 68.74; add + per-token 300x131072 224.04 -> 170.15,
+             * 265x98304 160.27 -> 126.82; level at 400x131072 (161.75 /
+             * 162.55) and 400x98304 (123.49 / 121.57), a fourth wave. */
             c.tpr = 1024;
             c.cache = 1;
         }

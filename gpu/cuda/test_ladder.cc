@@ -610,7 +610,13 @@ int main()
     check_multi(RMSI_OP_FWD, 50, 131072, 2, RMSI_Q_TOKEN, 0, 1024, 1);
     check_multi(RMSI_OP_FWD, 264, 262144, 2, RMSI_Q_TOKEN, 1, 1024, 1);
     check_multi(RMSI_OP_FWD, 50, 131072, 2, RMSI_Q_TENSOR, 0, 1024, 1);
-    check_multi(RMSI_OP_FWD, 265, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0);
+    /* session 33: to 3 rows an SM (three full waves of 1024-thread CTAs) */
+    check_multi(RMSI_OP_FWD, 265, 131072, 2, RMSI_Q_TOKEN, 0, 1024, 1);
+    check_multi(RMSI_OP_FWD, 396, 98304, 2, RMSI_Q_TOKEN, 0, 1024, 1);
+    check_multi(RMSI_OP_FWD, 396, 131072, 2, RMSI_Q_TENSOR, 0, 1024, 1);
+    check_multi(RMSI_OP_FWD, 300, 131072, 2, RMSI_Q_TOKEN, 1, 1024, 1);
+    check_multi(RMSI_OP_FWD, 397, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0);
+    check_multi(RMSI_OP_FWD, 397, 98304, 2, RMSI_Q_TENSOR, 0, 256, 0);
     /* fp32 rows wider than a CTA take the same rules (S32-3); with fp8 output not measured */
     check_fwd_cl(1, 65536, 4, RMSI_Q_NONE, 0, 8, 512, 4);
     check_fwd_cl(1, 16384, 4, RMSI_Q_NONE, 0, 8, 256, 2);
@@ -649,8 +655,34 @@ int main()
     check_fwd_lean(512, 262144, RMSI_Q_BLOCK, 1); /* and wider (S28-1) */
     check_fwd_lean(2048, 65536, RMSI_Q_BLOCK, 0);
     check_fwd_lean(1024, 131072, RMSI_Q_BLOCK, 0);
-    check_rule(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);    /* register rows: not lean (S27-2) */
-    check_rule(RMSI_OP_FWD, 8192, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
+    /* register rows with a residual that stores h: the 48-register lean
+     * kernel from 31 rows an SM at 512-2048 vectors in multiples of 512
+     * (session 33), the register path below and at other widths */
+    check_fwd_lean_at(4092, 8192, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(32768, 8192, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(4092, 4096, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(65536, 4096, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(8192, 12288, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(8192, 16384, RMSI_Q_BLOCK, 1, 256);
+    check_rule(RMSI_OP_FWD, 4091, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    check_rule(RMSI_OP_FWD, 4091, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
+    check_rule(RMSI_OP_FWD, 32768, 5120, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    check_rule(RMSI_OP_FWD, 32768, 6144, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    check_rule(RMSI_OP_FWD, 32768, 4096, 4, RMSI_Q_BLOCK, 1, 2, 0); /* fp32 rows */
+    {
+        rmsi_shape s = h200_shape(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1);
+        rmsi_config c;
+        s.yout = 0; /* without y: the same */
+        rmsi_ladder(&s, &c);
+        CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == 256 && c.cache == 5,
+              "fwd add + block fp8 without y 32768x8192: path %d lean %d tpr %d cache %d, expected lean 256 cache 5",
+              c.path, c.lean, c.tpr, c.cache);
+        s.yout = 1;
+        s.hout = 0; /* without h_out the second pass would re-read x and r */
+        rmsi_ladder(&s, &c);
+        CHECK(c.path == RMSI_PATH_REG, "fwd add + block fp8 without h_out 32768x8192: path %d, expected the register path",
+              c.path);
+    }
     check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_TENSOR, 0, 256, 0); /* fp32 fp8 output: not measured */
     /* (16384 bf16 columns: the register path since session 30, below) */
     check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 1, 512, 0); /* residual gradient: not measured */
