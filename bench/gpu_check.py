@@ -259,6 +259,13 @@ def main():
     fwd_case(ours, 20, 32768, f32, res=True, pad=4)
     fwd_case(ours, 40, 32768, f32, res=True)
     fwd_case(ours, 300, 16384, f32, pad=4, xoff=4)
+    # session 33: the fused add with the block quantiser from 31 rows an SM
+    # at 512-2048 vectors, the lean kernel at 256 threads and 48 registers;
+    # per-token fp8 of wide rows at 1024 threads to 3 rows an SM
+    fwd_case(ours, 4096, 4096, bf, res=True, quant=R.Q_BLOCK)
+    fwd_case(ours, 4100, 8192, hf, res=True, wdt=f32, quant=R.Q_BLOCK, fp8=R.F8_E5M2)
+    fwd_case(ours, 4092, 16384, bf, res=True, llama=True, off=1.0, quant=R.Q_BLOCK, pow2=True)
+    fwd_case(ours, 300, 131072, bf, quant=R.Q_TOKEN)
     # wide rows: the lean kernel under 2 rows an SM too (session 32), the
     # multi-pass kernel for fp32; misaligned / odd strides (narrow)
     fwd_case(ours, 3, 262144, bf, res=True)
