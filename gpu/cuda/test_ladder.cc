@@ -607,16 +607,21 @@ int main()
     check_fwd_stage(21, 98304, 2, 0, 1);
     check_fwd_stage(22, 98304, 2, 0, 0);
     check_fwd_stage(24, 131072, 2, 1, 0);
-    check_multi(RMSI_OP_FWD, 50, 131072, 2, RMSI_Q_TOKEN, 0, 1024, 1);
-    check_multi(RMSI_OP_FWD, 264, 262144, 2, RMSI_Q_TOKEN, 1, 1024, 1);
-    check_multi(RMSI_OP_FWD, 50, 131072, 2, RMSI_Q_TENSOR, 0, 1024, 1);
-    /* session 33: to 3 rows an SM (three full waves of 1024-thread CTAs) */
-    check_multi(RMSI_OP_FWD, 265, 131072, 2, RMSI_Q_TOKEN, 0, 1024, 1);
-    check_multi(RMSI_OP_FWD, 396, 98304, 2, RMSI_Q_TOKEN, 0, 1024, 1);
-    check_multi(RMSI_OP_FWD, 396, 131072, 2, RMSI_Q_TENSOR, 0, 1024, 1);
-    check_multi(RMSI_OP_FWD, 300, 131072, 2, RMSI_Q_TOKEN, 1, 1024, 1);
-    check_multi(RMSI_OP_FWD, 397, 131072, 2, RMSI_Q_TOKEN, 0, 256, 0);
-    check_multi(RMSI_OP_FWD, 397, 98304, 2, RMSI_Q_TENSOR, 0, 256, 0);
+    /* per-token and per-tensor fp8 wider than 8192 vectors: 1024 threads,
+     * cache = 1, to 2 rows an SM (session 32), then to 3 (session 33: three
+     * full waves of 1024-thread CTAs); 256 threads beyond */
+    static const struct {
+        int64_t rows, cols;
+        int quant, res, tpr, cache;
+    } tok[] = {
+        {50, 131072, RMSI_Q_TOKEN, 0, 1024, 1},  {264, 262144, RMSI_Q_TOKEN, 1, 1024, 1},
+        {50, 131072, RMSI_Q_TENSOR, 0, 1024, 1}, {265, 131072, RMSI_Q_TOKEN, 0, 1024, 1},
+        {396, 98304, RMSI_Q_TOKEN, 0, 1024, 1},  {396, 131072, RMSI_Q_TENSOR, 0, 1024, 1},
+        {300, 131072, RMSI_Q_TOKEN, 1, 1024, 1}, {397, 131072, RMSI_Q_TOKEN, 0, 256, 0},
+        {397, 98304, RMSI_Q_TENSOR, 0, 256, 0},
+    };
+    for (const auto &k : tok)
+        check_multi(RMSI_OP_FWD, k.rows, k.cols, 2, k.quant, k.res, k.tpr, k.cache);
     /* fp32 rows wider than a CTA take the same rules (S32-3); with fp8 output not measured */
     check_fwd_cl(1, 65536, 4, RMSI_Q_NONE, 0, 8, 512, 4);
     check_fwd_cl(1, 16384, 4, RMSI_Q_NONE, 0, 8, 256, 2);
