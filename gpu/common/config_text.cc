@@ -3,7 +3,7 @@
  * (RMSNORM_CUDA_CONFIG / RMSNORM_HIP_CONFIG), config_set, config_describe and
  * config_enumerate:
  *
- *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0..7,stage=0|1,cl=1|2|4|8,lean=0|1
+ *     path=reg|multi,vec=16|1,tpr=N,rpc=N,nv=N,cps=N,cache=0..7,stage=0|1,cl=1|2|4|8,lean=0|1|2
  *
  * Keys may be given in any order and any subset; a key left out (-1 here) is
  * filled by the ladder for each shape, so "tpr=512" pins only the threads per
@@ -88,7 +88,7 @@ int rmsi_config_parse(const char *spec, rmsi_config *out)
                     return -1;
                 c.cl = v;
             } else if (klen == 4 && strncmp(s, "lean", 4) == 0) {
-                if (v > 1)
+                if (v > 2)
                     return -1;
                 c.lean = v;
             } else {

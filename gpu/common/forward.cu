@@ -956,25 +956,29 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_W>(p, red);
 }
 
-/* The block quantiser with a residual at 48 registers: under rmsi_fwd_lean's
- * 32 its second pass spilled 112-128 bytes (sm_90a), and the lean kernel
- * lost to the register path at every register width (S27-2: add + block
- * 32768x8192 665-834 us against 514.7). At 48, with the second pass
- * reading h alone where h_out holds it, nothing spills, and five CTAs of 256
- * threads fit an SM (S33-1: add + block fp8 with y 32768x8192 624.5 ->
- * 596.5 us at 256 threads, without y 514.4 -> 448.5). 40 registers spilled
- * 16-40 bytes and were slower (S33-2: 627.6 and 655.2 at 256 and 128
- * threads). Taken at CTAs of up to 256 threads (rmsi_fwd_pick): at 48
+/* The block quantiser at 48 registers: under rmsi_fwd_lean's 32 its second
+ * pass spilled 112-128 bytes with a residual and 64-80 without (sm_90a),
+ * and with a residual the lean kernel lost to the register path at every
+ * register width (S27-2: add + block 32768x8192 665-834 us against 514.7).
+ * At 48, with the second pass reading h alone where h_out holds it,
+ * nothing spills, and five CTAs of 256 threads fit an SM (S33-1: add +
+ * block fp8 with y 32768x8192 624.5 -> 596.5 us at 256 threads, without y
+ * 514.4 -> 448.5). 40 registers spilled 16-40 bytes and were slower
+ * (S33-2: 627.6 and 655.2 at 256 and 128 threads). With a residual it is
+ * the kernel at CTAs of up to 256 threads (rmsi_fwd_pick): at 48
  * registers a CTA of 1024 has an SM to itself, and the wider rows that the
  * ladder gives 512 or 1024 threads were measured on the 32-register kernel
- * above, as were the block quantiser's rows without a residual. */
+ * above. Without one it is a knob (lean = 2): at 256 threads the 32
+ * registers' eight CTAs an SM won over the 48's five at some widths
+ * (S33-2, block fp8 32768x5120 204.9 against 225.2 us), 48 at 128 threads
+ * at others (65536x4096 280.3 against the ladder's 329.5). */
 #define RMSI_LEAN_RQ_REGS 48
-template <typename T, typename W, bool L1>
+template <typename T, typename W, bool R, bool L1>
 __global__ void RMSI_KERNEL_REGS(RMSI_MAX_THREADS, RMSI_LEAN_RQ_REGS) rmsi_fwd_lean_rq(const rmsi_fwd_params p)
 {
     __shared__ float red[RMSI_MAX_WARPS + 1];
     rmsi_pdl_enter();
-    rmsi_fwd_lean_rows<T, W, true, L1, RMSI_LEAN_Q, true>(p, red);
+    rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_Q, true>(p, red);
 }
 #endif
 
@@ -1015,15 +1019,21 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
             if (c->vec == 16 && !q)
                 return r ? rmsi_fwd_lean<T, W, true, false> : rmsi_fwd_lean<T, W, false, false>;
             if constexpr (sizeof(T) == 2) {
-                /* the 48-register kernel where CTAs are of 256 threads or
-                 * fewer, the rows it was measured at (rmsi_fwd_lean_rq) */
-                const bool rq = r && c->tpr <= 256;
-                if (c->vec == 16 && (c->cache & RMSI_CACHE_KNOB_L1))
-                    return rq ? rmsi_fwd_lean_rq<T, W, true>
-                              : (r ? rmsi_fwd_lean<T, W, true, true, true> : rmsi_fwd_lean<T, W, false, true, true>);
-                if (c->vec == 16)
-                    return rq ? rmsi_fwd_lean_rq<T, W, false>
-                              : (r ? rmsi_fwd_lean<T, W, true, false, true> : rmsi_fwd_lean<T, W, false, false, true>);
+                /* the 48-register kernel: with a residual where CTAs are of
+                 * 256 threads or fewer, the rows it was measured at;
+                 * without one where lean = 2 asks (rmsi_config_valid: 256
+                 * threads or fewer) */
+                const bool rq = (r && c->tpr <= 256) || c->lean == 2;
+                if (c->vec == 16 && (c->cache & RMSI_CACHE_KNOB_L1)) {
+                    if (rq)
+                        return r ? rmsi_fwd_lean_rq<T, W, true, true> : rmsi_fwd_lean_rq<T, W, false, true>;
+                    return r ? rmsi_fwd_lean<T, W, true, true, true> : rmsi_fwd_lean<T, W, false, true, true>;
+                }
+                if (c->vec == 16) {
+                    if (rq)
+                        return r ? rmsi_fwd_lean_rq<T, W, true, false> : rmsi_fwd_lean_rq<T, W, false, false>;
+                    return r ? rmsi_fwd_lean<T, W, true, false, true> : rmsi_fwd_lean<T, W, false, false, true>;
+                }
             }
 #endif
             return nullptr;

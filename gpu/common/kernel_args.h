@@ -109,7 +109,8 @@ static inline int rmsi_cache_bits(int cache)
 /* lean: the backward's staged 2-vector kernel built at 64 registers instead
  * of 80 (4 CTAs of 256 threads an SM instead of 3; docs/gpu.md); the
  * forward's 16-byte multi-pass kernel at 32 (two CTAs of 1024 an SM), its
- * grid covering the rows. */
+ * grid covering the rows; 2: the forward's 1x128 block quantiser at 48,
+ * CTAs of up to 256 threads. */
 struct rmsi_config {
     int path, vec, tpr, rpc, nv, cps, cache, stage, cl, lean;
 };

@@ -52,8 +52,11 @@
  *     forward of 512-2048 vectors in multiples of 128 from 31 rows an SM,
  *     min(nvec / 2, 512) threads, cache = 5 (rmsi_fwd_lean_plain, session
  *     29); the fused add with the block quantiser, h stored, of 512-2048
- *     vectors in multiples of 512 from 31 rows an SM, 256 threads, cache =
- *     5, in the 48-register kernel (rmsi_fwd_lean_rquant, session 33).
+ *     vectors in multiples of 128 from 31 rows an SM, 256 or 128 threads,
+ *     cache = 5, in the 48-register kernel (rmsi_fwd_lean_rquant, sessions
+ *     33-34); the block quantiser without a residual from 31 rows an SM
+ *     (with y to 1024 vectors) in the same kernel, 128 or 256 threads,
+ *     cache = 5 (rmsi_fwd_lean_quant48, session 34).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1, and the register kernel with
@@ -708,14 +711,60 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  *   without y: 4096x8192 67.10 -> 64.24, 32768x8192 510.28 -> 448.74.
  * Fewer rows: level at 8 and 16 rows an SM (with y 1056x8192 23.58 /
  * 23.47, 2112x8192 43.35 / 43.74, 2112x4096 22.73 / 22.24), slower at 2-4
- * (528x8192 13.16 / 14.08). 640 vectors (5120 columns) wanted 128
- * threads (without y 32768x5120 320.51 -> 285.54; 256 level) and stay on
- * the register path, as other widths and a fused add without h_out (its
- * second pass re-reads x and the residual; not measured). */
+ * (528x8192 13.16 / 14.08). A fused add without h_out stays on the
+ * register path (its second pass re-reads x and the residual; not
+ * measured).
+ * Session 34 took every multiple of 128 vectors from 512 to 2048: 256
+ * threads where they share the row evenly (nvec a multiple of 256), else
+ * 128, and those from 62 rows an SM. S34-1 (one round, the ladder's
+ * register rows against lean pins, without y, us): 8192x5120 82.28 ->
+ * 80.14 (128; 256 86.56), 32768x5120 317.99 -> 286.06 (128; 256 321.48),
+ * 16384x6144 213.77 -> 176.51 (256; 128 176.93). Without y at 512 vectors
+ * 128 threads led from 248 rows an SM (32768x4096 229.47 -> 226.78,
+ * 65536x4096 454.73 -> 446.05; S33-2 455.90 -> 445.23), level at 124
+ * (16384x4096 117.35 / 117.44, S33-1) and behind at 31 (4096x4096 32.66 /
+ * 35.02, S33-2); with y 256 led (65536x4096 589.74 / 592.59). S34-2 (213d097's
+ * ladder against this one, alternated twice, us): without y 32768x5120
+ * 318.18 -> 285.90, 16384x6144 213.93 -> 176.51, 32768x4096 229.42 ->
+ * 226.68, 65536x4096 454.78 -> 445.63; with y 8192x5120 98.23 -> 97.81,
+ * 32768x5120 382.04 -> 373.73, 16384x6144 245.60 -> 223.34, 8192x9216
+ * 182.70 -> 180.29 (128 threads), 8192x10240 196.39 -> 190.65 (256; 128
+ * 202.87). 4092x5120 with y lost (50.78 -> 52.35; 256 threads 52.74),
+ * hence 62 rows an SM for the 128-thread widths; without y there, and
+ * 6144 or 10240 columns at 31-61 rows an SM, were not measured. */
+#define RMSI_LEAN_RQ_128_ROWS_PER_SM 248
+#define RMSI_LEAN_RQ_ODD_ROWS_PER_SM 62
+/* rmsi_fwd_lean_quant48: the 1x128 block quantiser of 16-bit rows without a
+ * residual, from 31 rows an SM: the 48-register lean kernel (lean = 2,
+ * forward.cu rmsi_fwd_lean_rq), 128 threads to 1024 vectors and 256 above,
+ * the L1 hints (cache = 5); without y from 512 vectors (below 31 rows an
+ * SM rmsi_fwd_lean_quant's 32-register rows stay), with y from 512 to 1024
+ * vectors (the register path's rows until now). At 32 registers its second
+ * pass spilled 64-80 bytes; at 48 nothing spills, and 128-thread CTAs
+ * keep ten an SM. S34-1 (one round, the ladder against pins, bf16, us):
+ * - without y (the ladder: rmsi_fwd_lean_quant, 32 registers, 256 or 512
+ *   threads, cache = 1): 16384x4096 84.69 -> 73.86, 65536x4096 329.38 ->
+ *   279.18, 8192x5120 55.96 -> 50.06, 32768x5120 204.52 -> 180.39,
+ *   8192x8192 77.92 -> 73.96, 32768x8192 292.90 -> 261.50 (128 threads);
+ *   8192x12288 116.10 -> 106.08, 8192x16384 152.09 -> 139.17 (256; 128
+ *   112.44 and 166.41). 32 registers at 128 threads were between (65536x4096
+ *   291.59, 8192x16384 186.44); 2112x4096 (16 rows an SM) lost (13.78 ->
+ *   14.00);
+ * - with y (the ladder: the register path): 16384x4096 98.87 -> 91.67,
+ *   65536x4096 382.73 -> 353.42, 32768x5120 241.57 -> 232.97, 32768x8192
+ *   379.90 -> 358.72 (128 threads); 8192x16384 lost (203.57 -> 225.30; 256
+ *   threads not measured), so wider rows keep the register path.
+ * S34-2 (213d097's ladder against this one, alternated twice, us): without
+ * y 4092x4096 23.62 -> 22.34, 16384x4096 84.71 -> 73.91, 65536x4096 329.45
+ * -> 279.19, 32768x5120 204.37 -> 180.34, 4096x8192 42.42 -> 42.47 (level),
+ * 32768x8192 289.00 -> 260.57, 8192x12288 114.82 -> 106.13, 8192x16384
+ * 152.18 -> 139.35; with y 4092x4096 28.20 -> 26.71, 65536x4096 382.77 ->
+ * 353.11, 32768x5120 241.69 -> 233.23, 4096x8192 52.48 -> 52.46, 32768x8192
+ * 379.87 -> 360.54, fp16 16384x4096 97.90 -> 91.39 (one round). */
 
 /* The forward's lean kernel at tpr threads and a cache knob, one row a CTA,
  * the grid covering the rows; 0 where the shape cannot take it. */
-static int rmsi_fwd_lean_set(const rmsi_shape *s, rmsi_config *c, int tpr, int cache)
+static int rmsi_fwd_lean_set(const rmsi_shape *s, rmsi_config *c, int tpr, int cache, int lean)
 {
     rmsi_config m = *c;
     m.path = RMSI_PATH_MULTI;
@@ -727,7 +776,7 @@ static int rmsi_fwd_lean_set(const rmsi_shape *s, rmsi_config *c, int tpr, int c
     m.cache = cache;
     m.stage = 0;
     m.cl = 1;
-    m.lean = 1;
+    m.lean = lean;
     if (!rmsi_config_valid(s, &m))
         return 0;
     *c = m;
@@ -772,11 +821,22 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * alternated twice) confirmed the wider rows: 1024x131072 186.9 ->
      * 183.3, 512x262144 200.9 -> 200.0, 2048x65536 153.5 -> 145.7. The
      * plain rows of rmsi_fwd_lean_plain take it too. */
-    int l1, tpr = RMSI_MULTI_MAX_THREADS;
+    int l1, tpr = RMSI_MULTI_MAX_THREADS, lean = 1;
+    const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
     if (s->quant == RMSI_Q_BLOCK && s->res && nvec <= rmsi_reg_nvec_max(s)) {
-        /* rmsi_fwd_lean_rquant: 256 threads, h kept in L1 */
-        tpr = 256;
+        /* rmsi_fwd_lean_rquant: 256 threads where they share the row
+         * evenly, else 128 (and 128 without y at 512 vectors from 248 rows
+         * an SM), h kept in L1 */
+        tpr = nvec % 256 == 0 ? 256 : 128;
+        if (!s->yout && nvec == 512 && s->rows >= RMSI_LEAN_RQ_128_ROWS_PER_SM * (int64_t)s->sms)
+            tpr = 128;
         l1 = 1;
+    } else if (s->quant == RMSI_Q_BLOCK && !s->res && many && nvec <= rmsi_reg_nvec_max(s)) {
+        /* rmsi_fwd_lean_quant48: the 48-register kernel, 128 threads (256
+         * above 1024 vectors), the L1 hints */
+        tpr = nvec > 1024 ? 256 : 128;
+        l1 = 1;
+        lean = 2;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
          * hints */
@@ -803,7 +863,7 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         if (s->res && s->esz == 2 && nvec <= 8192 && s->rows > s->sms && 8 * s->rows < 15LL * s->sms)
             tpr = 512;
     }
-    return rmsi_fwd_lean_set(s, c, tpr, l1 ? 1 + RMSI_CACHE_KNOB_L1 : 1);
+    return rmsi_fwd_lean_set(s, c, tpr, l1 ? 1 + RMSI_CACHE_KNOB_L1 : 1, lean);
 }
 
 /* rmsi_fwd_lean_fused_narrow: fused adds that store h, 16-bit rows of 256
@@ -833,7 +893,7 @@ static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
         return 0;
     const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
     return rmsi_fwd_lean_set(s, c, (nvec == 256 ? 128 : 256) * (many ? 2 : 1),
-                             nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1);
+                             nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1, 1);
 }
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
@@ -851,12 +911,12 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
      * (rmsi_fwd_lean_fused), and the 1x128 block quantiser's without a
      * residual or y (rmsi_fwd_lean_quant) */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
-    const int lean_quant = !s->res && !s->yout && s->quant == RMSI_Q_BLOCK;
-    const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 512 == 0 &&
-                            s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    const int lean_quant = !s->res && s->quant == RMSI_Q_BLOCK && (!s->yout || (many && nvec <= 1024));
+    const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 128 == 0 &&
+                            (nvec % 256 == 0 ? many : s->rows >= RMSI_LEAN_RQ_ODD_ROWS_PER_SM * (int64_t)s->sms);
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
-                           nvec <= rmsi_reg_nvec_max(s) &&
-                           s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+                           nvec <= rmsi_reg_nvec_max(s) && many;
     if (fwd && s->vec_ok &&
         (((lean_fused || lean_quant || lean_rquant || lean_plain) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) ||
          rmsi_fwd_lean_fused_narrow(s, &c))) {
@@ -1155,7 +1215,7 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
     if (c->cps < 0 || c->cps > 64 || c->cache < 0 || c->cache > 7 || c->stage < 0 || c->stage > 1)
         return 0;
     /* the L1 hints (cache 4-7): the forward's lean kernel only */
-    if ((c->cache & RMSI_CACHE_KNOB_L1) && (s->op != RMSI_OP_FWD || c->path != RMSI_PATH_MULTI || c->lean != 1))
+    if ((c->cache & RMSI_CACHE_KNOB_L1) && (s->op != RMSI_OP_FWD || c->path != RMSI_PATH_MULTI || c->lean == 0))
         return 0;
     /* clusters, where the device has them, register path only: the
      * backward's dw partials (2); a forward row split over 2, 4 or 8 CTAs,
@@ -1174,11 +1234,15 @@ int rmsi_config_valid(const rmsi_shape *s, const rmsi_config *c)
     /* lean: the backward's staged 2-vector kernel at 64 registers; the
      * forward's 16-byte multi-pass kernel at 32, without fp8 output or with
      * the block quantiser's of 16-bit rows, its indices 32-bit (forward.cu
-     * rmsi_fwd_lean) */
+     * rmsi_fwd_lean; the block quantiser with a residual at 48 registers
+     * from 256 threads down); 2: the forward's block quantiser at 48
+     * registers, residual or not, CTAs of 256 threads or fewer (forward.cu
+     * rmsi_fwd_lean_rq) */
     if (c->lean != 0 &&
-        (c->lean != 1 ||
+        (c->lean < 0 || c->lean > (s->op == RMSI_OP_FWD ? 2 : 1) ||
          (s->op == RMSI_OP_FWD ? c->path != RMSI_PATH_MULTI || c->vec != 16 ||
                                      (s->quant != RMSI_Q_NONE && (s->quant != RMSI_Q_BLOCK || s->esz != 2)) ||
+                                     (c->lean == 2 && (s->quant != RMSI_Q_BLOCK || c->tpr > 256)) ||
                                      rmsi_nvec(s) > 0x7fffffff - RMSI_MULTI_MAX_THREADS * 2
                                : c->path != RMSI_PATH_REG || c->nv != 2 || !c->stage || s->f16)))
         return 0;
@@ -1372,7 +1436,9 @@ int rmsi_config_at(const rmsi_shape *s, int idx, rmsi_config *out)
     }
     for (int v = 0; v < 2; v++) {
         for (int tpr = 128; tpr <= RMSI_MULTI_MAX_THREADS; tpr *= 2) {
-            for (int lean = 0; lean <= 1; lean++) {
+            /* lean = 2 without a residual only: with one it is lean = 1's
+             * kernel wherever it is valid */
+            for (int lean = 0; lean <= (s->res ? 1 : 2); lean++) {
                 /* the lean kernel's L2 hints too, with and without its L1 ones */
                 for (int k = 0; k < (lean ? 4 : 1); k++) {
                     const int cache = (k & 1) | (k & 2 ? RMSI_CACHE_KNOB_L1 : 0);

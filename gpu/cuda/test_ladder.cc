@@ -203,23 +203,31 @@ static void check_fwd_lean_plain(int64_t rows, int64_t cols, int tpr)
           (long long)(cols / 2), f.path);
 }
 
-/* Session 28's 1x128 block quantiser of 512-2048 vectors without a
- * residual or y: the lean kernel, tpr threads, cache = 1; with y the
- * register path (nv vectors). */
-static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int nv)
+/* The 1x128 block quantiser of 512-2048 vectors without a residual. Without
+ * y: session 28's lean kernel (tpr threads, lean = 1, cache = 1), and from
+ * 31 rows an SM session 34's 48-register one (lean = 2, cache = 5). With y:
+ * the register path (ynv vectors), or from 31 rows an SM to 1024 vectors
+ * the 48-register kernel at ytpr threads (ytpr > 0). */
+static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int lean, int ytpr, int ynv)
 {
     rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_BLOCK, 0);
     rmsi_config c;
     s.yout = 0;
     rmsi_ladder(&s, &c);
     const int64_t g = rmsi_config_grid(&s, &c, 2048 / tpr);
-    CHECK(c.path == RMSI_PATH_MULTI && c.lean == 1 && c.tpr == tpr && c.cache == 1 && c.cps == 0 && g == rows,
-          "fwd lean quant rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected tpr %d",
-          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, tpr);
+    const int cache = lean == 2 ? 5 : 1;
+    CHECK(c.path == RMSI_PATH_MULTI && c.lean == lean && c.tpr == tpr && c.cache == cache && c.cps == 0 && g == rows,
+          "fwd lean quant rule %lldx%lld: path %d lean %d tpr %d cache %d cps %d grid %lld, expected lean %d tpr %d",
+          (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, c.cps, (long long)g, lean, tpr);
     s.yout = 1;
     rmsi_ladder(&s, &c);
-    CHECK(c.path == RMSI_PATH_REG && c.nv == nv, "fwd block fp8 with y %lldx%lld: path %d nv %d, expected nv %d",
-          (long long)rows, (long long)cols, c.path, c.nv, nv);
+    if (ytpr > 0)
+        CHECK(c.path == RMSI_PATH_MULTI && c.lean == 2 && c.tpr == ytpr && c.cache == 5 && c.cps == 0,
+              "fwd block fp8 with y %lldx%lld: path %d lean %d tpr %d cache %d, expected lean 2 tpr %d cache 5",
+              (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, ytpr);
+    else
+        CHECK(c.path == RMSI_PATH_REG && c.nv == ynv, "fwd block fp8 with y %lldx%lld: path %d nv %d, expected nv %d",
+              (long long)rows, (long long)cols, c.path, c.nv, ynv);
 }
 
 /* A fused add without h_out re-reads x and the residual in the lean
@@ -414,7 +422,7 @@ int main()
     check_rule_no_hout(32768, 8192, 2);
     check_rule_no_hout(65536, 4096, 4);
     check_rule(RMSI_OP_FWD, 16384, 4096, 4, RMSI_Q_NONE, 0, 4, 0); /* fp32; 16-bit rows: session 29's lean rule */
-    check_fwd_lean_quant(32768, 8192, 256, 4); /* S28-1, S28-2 */
+    check_fwd_lean_quant(32768, 8192, 128, 2, 128, 0); /* S28-1, S28-2; S34-1 */
     /* session 13 (S13-4, S13-6): fewer rows too, fused add, fp8 output or
      * neither */
     check_rule(RMSI_OP_FWD, 4096, 2048, 4, RMSI_Q_NONE, 0, 4, 0); /* fp32; 16-bit 4096x4096: the lean kernel (S29) */
@@ -449,14 +457,22 @@ int main()
     check_fwd_shape_esz(32768, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4);
     check_fwd_shape_esz(16896, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
     check_fwd_shape_esz(16895, 2048, 4, RMSI_Q_NONE, 0, 128, 1, 4);
-    check_fwd_shape(32768, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y: the register path (S28-2) */
-    check_fwd_lean_quant(32768, 4096, 256, 4);                 /* without (S28-1, S28-2) */
-    check_fwd_lean_quant(4096, 8192, 256, 4);
-    check_fwd_lean_quant(264, 4096, 256, 1);
-    check_fwd_lean_quant(32768, 5120, 256, 4);
-    check_fwd_lean_quant(32768, 6144, 256, 4);
-    check_fwd_lean_quant(8192, 12288, 256, 4);
-    check_fwd_lean_quant(8192, 16384, 512, 4);
+    check_fwd_shape(4091, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y under 31 rows an SM: the register path */
+    /* without y: the 32-register lean kernel (S28-1, S28-2) under 31 rows
+     * an SM, the 48-register one from there (S34-1), with y too to 1024
+     * vectors */
+    check_fwd_lean_quant(32768, 4096, 128, 2, 128, 0);
+    check_fwd_lean_quant(4092, 4096, 128, 2, 128, 0);
+    check_fwd_lean_quant(4091, 4096, 256, 1, 0, 4);
+    check_fwd_lean_quant(4096, 8192, 128, 2, 128, 0);
+    check_fwd_lean_quant(4091, 8192, 256, 1, 0, 4);
+    check_fwd_lean_quant(264, 4096, 256, 1, 0, 1);
+    check_fwd_lean_quant(32768, 5120, 128, 2, 128, 0);
+    check_fwd_lean_quant(32768, 6144, 128, 2, 128, 0);
+    check_fwd_lean_quant(8192, 9216, 256, 2, 0, 4); /* 1152 vectors: 256 threads, y on the register path */
+    check_fwd_lean_quant(8192, 12288, 256, 2, 0, 4);
+    check_fwd_lean_quant(8192, 16384, 256, 2, 0, 4);
+    check_fwd_lean_quant(4091, 16384, 512, 1, 0, 4);
     check_rule(RMSI_OP_FWD, 263, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 2 rows an SM */
     check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
     check_rule(RMSI_OP_FWD, 65536, 2048, 2, RMSI_Q_BLOCK, 0, 4, 0); /* 256 vectors: the register path (S28-2) */
@@ -671,8 +687,35 @@ int main()
     check_fwd_lean_at(8192, 16384, RMSI_Q_BLOCK, 1, 256);
     check_rule(RMSI_OP_FWD, 4091, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);
     check_rule(RMSI_OP_FWD, 4091, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
-    check_rule(RMSI_OP_FWD, 32768, 5120, 2, RMSI_Q_BLOCK, 1, 2, 0);
-    check_rule(RMSI_OP_FWD, 32768, 6144, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    /* every multiple of 128 vectors (session 34): 256 threads where they
+     * share the row evenly, else 128; 128 without y at 512 vectors from
+     * 248 rows an SM */
+    check_fwd_lean_at(32768, 5120, RMSI_Q_BLOCK, 1, 128);
+    check_fwd_lean_at(8184, 5120, RMSI_Q_BLOCK, 1, 128);
+    check_rule(RMSI_OP_FWD, 8183, 5120, 2, RMSI_Q_BLOCK, 1, 2, 0); /* 128-thread widths from 62 rows an SM */
+    check_fwd_lean_at(4092, 6144, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(16384, 6144, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(8192, 9216, RMSI_Q_BLOCK, 1, 128);
+    check_fwd_lean_at(8192, 10240, RMSI_Q_BLOCK, 1, 256);
+    check_rule(RMSI_OP_FWD, 4091, 5120, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    check_rule(RMSI_OP_FWD, 32768, 4224, 2, RMSI_Q_BLOCK, 1, 2, 0); /* 528 vectors: not a multiple of 128 */
+    {
+        rmsi_shape s = h200_shape(RMSI_OP_FWD, 32736, 4096, 2, RMSI_Q_BLOCK, 1);
+        rmsi_config c;
+        s.yout = 0;
+        rmsi_ladder(&s, &c);
+        CHECK(c.lean == 1 && c.tpr == 128, "fwd add + block without y 32736x4096: lean %d tpr %d, expected 128",
+              c.lean, c.tpr);
+        s.rows = 32735;
+        rmsi_ladder(&s, &c);
+        CHECK(c.lean == 1 && c.tpr == 256, "fwd add + block without y 32735x4096: lean %d tpr %d, expected 256",
+              c.lean, c.tpr);
+        s.rows = 65536;
+        s.yout = 1;
+        rmsi_ladder(&s, &c);
+        CHECK(c.lean == 1 && c.tpr == 256, "fwd add + block with y 65536x4096: lean %d tpr %d, expected 256", c.lean,
+              c.tpr);
+    }
     check_rule(RMSI_OP_FWD, 32768, 4096, 4, RMSI_Q_BLOCK, 1, 2, 0); /* fp32 rows */
     {
         rmsi_shape s = h200_shape(RMSI_OP_FWD, 32768, 8192, 2, RMSI_Q_BLOCK, 1);
@@ -687,6 +730,32 @@ int main()
         rmsi_ladder(&s, &c);
         CHECK(c.path == RMSI_PATH_REG, "fwd add + block fp8 without h_out 32768x8192: path %d, expected the register path",
               c.path);
+    }
+    {
+        /* lean = 2, the block quantiser at 48 registers (session 34): the
+         * forward's 1x128 block fp8 of 16-bit rows, CTAs of up to 256
+         * threads, residual or not; nothing else takes it */
+        rmsi_shape s = h200_shape(RMSI_OP_FWD, 4096, 8192, 2, RMSI_Q_BLOCK, 0);
+        rmsi_config c = {RMSI_PATH_MULTI, 16, 128, 1, 0, 0, 5, 0, 1, 2}, pin;
+        CHECK(rmsi_config_valid(&s, &c), "lean=2 tpr 128 invalid for block fp8");
+        c.tpr = 256;
+        CHECK(rmsi_config_valid(&s, &c), "lean=2 tpr 256 invalid for block fp8");
+        s.res = 1;
+        CHECK(rmsi_config_valid(&s, &c), "lean=2 invalid for add + block fp8");
+        c.tpr = 512;
+        CHECK(!rmsi_config_valid(&s, &c), "lean=2 valid at 512 threads");
+        c.tpr = 128;
+        s.quant = RMSI_Q_TOKEN;
+        CHECK(!rmsi_config_valid(&s, &c), "lean=2 valid for per-token fp8");
+        s.quant = RMSI_Q_NONE;
+        CHECK(!rmsi_config_valid(&s, &c), "lean=2 valid without fp8 output");
+        s = h200_shape(RMSI_OP_FWD, 4096, 8192, 4, RMSI_Q_BLOCK, 0);
+        CHECK(!rmsi_config_valid(&s, &c), "lean=2 valid for fp32 rows");
+        s = h200_shape(RMSI_OP_BWD, 4096, 8192, 2, RMSI_Q_NONE, 0);
+        c = {RMSI_PATH_REG, 16, 512, 1, 2, 0, 0, 1, 1, 2};
+        CHECK(!rmsi_config_valid(&s, &c), "lean=2 valid for the backward");
+        CHECK(rmsi_config_parse("lean=2,tpr=128", &pin) == 0 && pin.lean == 2, "lean=2 does not parse");
+        CHECK(rmsi_config_parse("lean=3", &pin) != 0, "lean=3 parses");
     }
     check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_TENSOR, 0, 256, 0); /* fp32 fp8 output: not measured */
     /* (16384 bf16 columns: the register path since session 30, below) */
