@@ -35,6 +35,13 @@ def strided(rows, cols, dt, pad=0, off=0):
     return base[off:off + rows * (cols + pad)].view(rows, cols + pad)[:, :cols]
 
 
+def ulp_t(a, dt):
+    """ulp_T(|a|) of docs/numerics.md: T's spacing at |a|, its subnormal spacing below its smallest normal."""
+    mant, emin = {torch.bfloat16: (7, -126), torch.float16: (10, -14), torch.float32: (23, -126)}[dt]
+    e = torch.floor(torch.log2(a.abs().clamp(min=2.0 ** emin))).clamp(min=emin)
+    return torch.exp2(e - mant)
+
+
 def ref_forward(x, r, w, off, eps, llama, dt):
     h = x.float() + r.float() if r is not None else x.float()
     h = h.to(dt).double()
@@ -47,12 +54,13 @@ def ref_forward(x, r, w, off, eps, llama, dt):
 
 
 def fwd_case(ours, rows, cols, dt, wdt=None, res=False, hout=True, llama=False, off=0.0, pad=0, xoff=0,
-             quant=R.Q_NONE, fp8=R.F8_E4M3, ub=0.0, inplace=False, pow2=False):
+             quant=R.Q_NONE, fp8=R.F8_E4M3, ub=0.0, inplace=False, pow2=False, yout=True):
     x = strided(rows, cols, dt, pad, xoff)
     r = strided(rows, cols, dt, pad, xoff) if res else None
     w = (torch.rand(cols, device="cuda") + 0.5).to(wdt or dt)
     h = torch.full((rows, cols), float("nan"), dtype=dt, device="cuda") if (res and hout) else None
-    y = x if inplace else torch.full((rows, cols), float("nan"), dtype=dt, device="cuda")
+    # yout=False: fp8 output alone (y NULL), the quantiser checked against the reference's v
+    y = x if inplace else torch.full((rows, cols), float("nan"), dtype=dt, device="cuda") if yout else None
     rstd = torch.full((rows,), float("nan"), device="cuda")
     hr, rr, v = ref_forward(x, r, w, off, 1e-6, llama, dt)
     a = ours.fwd_args(x, w, y, res=r, h=h, rstd=rstd)
@@ -72,40 +80,47 @@ def fwd_case(ours, rows, cols, dt, wdt=None, res=False, hout=True, llama=False, 
         a.q = R.mat(q, fp8)
         a.scale = s.data_ptr()
         a.scale_ub = ub
-    tag = "fwd %s %dx%d pad%d off%d res%d llama%d w%s q%d fp8=%d inplace%d" % (
-        str(dt)[6:], rows, cols, pad, xoff, res, llama, str(wdt or dt)[6:], quant, fp8, inplace)
+    tag = "fwd %s %dx%d pad%d off%d res%d llama%d w%s q%d fp8=%d inplace%d%s" % (
+        str(dt)[6:], rows, cols, pad, xoff, res, llama, str(wdt or dt)[6:], quant, fp8, inplace,
+        "" if yout else " no-y")
     ours.fwd(a)
     torch.cuda.synchronize()
     if h is not None:
         ok(torch.equal(h.float(), hr.float()), tag + " h bit-exact")
     ok(((rstd.double() - rr).abs() <= 1e-5 * rr).all().item(), tag + " rstd")
-    yy = y.double()
-    # relative ulp plus the subnormal spacing (f16 below 2^-14 has spacing 2^-24)
-    sub = 2.0 ** -24 if dt == torch.float16 else (2.0 ** -133 if dt == torch.bfloat16 else 1e-45)
-    tol = (v.abs() * (2.0 ** -7 if dt == torch.bfloat16 else 2.0 ** -10 if dt == torch.float16 else 1e-6)
-           + 1e-5 * v.abs() + sub)
-    if llama:
-        tol = tol * 2 + (w.double() + off).abs() * tol
-    bad = ~((yy - v).abs() <= tol)
-    ok(not bad.any().item(), tag + " y")
-    if bad.any().item():
-        idx = bad.nonzero()[:4].tolist()
-        print("     y mismatches (row, col, got, want):",
-              [(r_, c_, yy[r_, c_].item(), v[r_, c_].item()) for r_, c_ in idx], flush=True)
+    if y is not None:
+        yy = y.double()
+        # relative ulp plus the subnormal spacing (f16 below 2^-14 has spacing 2^-24)
+        sub = 2.0 ** -24 if dt == torch.float16 else (2.0 ** -133 if dt == torch.bfloat16 else 1e-45)
+        tol = (v.abs() * (2.0 ** -7 if dt == torch.bfloat16 else 2.0 ** -10 if dt == torch.float16 else 1e-6)
+               + 1e-5 * v.abs() + sub)
+        if llama:
+            tol = tol * 2 + (w.double() + off).abs() * tol
+        bad = ~((yy - v).abs() <= tol)
+        ok(not bad.any().item(), tag + " y")
+        if bad.any().item():
+            idx = bad.nonzero()[:4].tolist()
+            print("     y mismatches (row, col, got, want):",
+                  [(r_, c_, yy[r_, c_].item(), v[r_, c_].item()) for r_, c_ in idx], flush=True)
     if quant != R.Q_NONE:
         fmax = {R.F8_E4M3: 448.0, R.F8_E5M2: 57344.0, R.F8_E4M3FNUZ: 240.0}[fp8]
         tdt = {R.F8_E4M3: torch.float8_e4m3fn, R.F8_E5M2: torch.float8_e5m2,
                R.F8_E4M3FNUZ: torch.float8_e4m3fnuz}[fp8]
         dec = q.view(tdt).double()
+        # docs/numerics.md: with ROUND_LLAMA a dynamic scale may move by max_j |weff_j| ulp_T(|n_j|) / fmax
+        # (round_T(n) on the other side of a tie from the oracle's)
+        lt = torch.zeros_like(v)
+        if llama:
+            lt = (w.double() + off).abs() * ulp_t(hr * rr[:, None], dt) / fmax
         if quant == R.Q_TENSOR:
             sc = s.double().expand(rows, cols)
         elif quant == R.Q_TOKEN:
-            amax = yy.abs().amax(-1) if False else v.abs().amax(-1)
+            amax = v.abs().amax(-1)
             if ub > 0:
                 amax = amax.clamp(max=ub)
             sref = torch.maximum(amax / fmax, torch.full_like(amax, 1.0 / (fmax * 512)))
             if not pow2:
-                ok(((s.double() - sref).abs() <= 1e-5 * sref).all().item(), tag + " token scales")
+                ok(((s.double() - sref).abs() <= 1e-5 * sref + lt.amax(-1)).all().item(), tag + " token scales")
             sc = s.double()[:, None].expand(rows, cols)
         else:
             nb, rp = cols // 128, (rows + 3) // 4 * 4
@@ -113,7 +128,12 @@ def fwd_case(ours, rows, cols, dt, wdt=None, res=False, hout=True, llama=False, 
             amax = v.view(rows, nb, 128).abs().amax(-1)
             sref = torch.maximum(amax / fmax, torch.full_like(amax, 1.0 / (fmax * 512)))
             if not pow2:
-                ok(((sm - sref).abs() <= 1e-5 * sref).all().item(), tag + " block scales")
+                bad = ~((sm - sref).abs() <= 1e-5 * sref + lt.view(rows, nb, 128).amax(-1))
+                ok(not bad.any().item(), tag + " block scales")
+                if bad.any().item():
+                    idx = bad.nonzero()[:4].tolist()
+                    print("     block scale mismatches (row, block, got, want):",
+                          [(r_, b_, sm[r_, b_].item(), sref[r_, b_].item()) for r_, b_ in idx], flush=True)
             else:
                 mant, _ = torch.frexp(sm)  # a power of two has mantissa exactly 0.5
                 good = mant == 0.5
@@ -156,9 +176,16 @@ def bwd_case(ours, rows, cols, dt, wdt=None, pad=0, xoff=0, saved=True, dres=Fal
     dxr = rstd_d * (g - n * c) + (dr.double() if dres else 0)
     m = n.to(dt).double() if llama else n
     dwr = (dy.double() * m).sum(0)
-    ulp = 2.0 ** -8 if dt == torch.bfloat16 else 2.0 ** -11 if dt == torch.float16 else 2.0 ** -24
-    tol = dxr.abs() * ulp + 2e-5 * rstd_d * (g.abs() + n.abs() * (g * n).abs().mean(-1, keepdim=True)) + 1e-30
-    ok(((dx.double() - dxr).abs() <= tol * 2).all().item(), tag + " dx")
+    # docs/numerics.md's bound: ulp_T(|o|) (T's subnormal spacing below its smallest normal: an fp16 dx of
+    # -1.1e-6 was 2.8e-8 off, under that spacing, 6e-8, but over a relative ulp, 1.8e-8; S34-2) + the
+    # cancellation term
+    tol = ulp_t(dxr, dt) + 2e-5 * rstd_d * (g.abs() + n.abs() * (g * n).abs().mean(-1, keepdim=True)) + 1e-30
+    bad = ~((dx.double() - dxr).abs() <= tol)
+    ok(not bad.any().item(), tag + " dx")
+    if bad.any().item():
+        idx = bad.nonzero()[:4].tolist()
+        print("     dx mismatches (row, col, got, want, bound): %d" % int(bad.sum().item()),
+              [(r_, c_, dx[r_, c_].item(), dxr[r_, c_].item(), tol[r_, c_].item()) for r_, c_ in idx], flush=True)
     rel = ((dw.double() - dwr).norm() / (dwr.norm() + 1e-30)).item()
     ok(rel <= (1e-3 if llama else 1e-5), tag + " dw rel %.1e" % rel)
     first = dw.clone()
@@ -310,6 +337,20 @@ def main():
     bwd_case(ours, 40, 262144, hf, saved=False, llama=True, off=1.0)
     bwd_case(ours, 5, 65536, f32)
     bwd_case(ours, 300, 16384, f32, dres=False, saved=False)
+    # session 34 (after the backward cases, so that the draws before them are
+    # unchanged): the block quantiser in the 48-register lean kernel from 31
+    # rows an SM without a residual (lean = 2; with y to 1024 vectors), the
+    # fused add's every multiple of 128 vectors (640: 128 threads from 62
+    # rows an SM, 768: 256) and 128 threads without y at 512 vectors from
+    # 248 rows an SM
+    fwd_case(ours, 4092, 4096, bf, quant=R.Q_BLOCK, yout=False)
+    fwd_case(ours, 4200, 5120, hf, wdt=f32, quant=R.Q_BLOCK, fp8=R.F8_E5M2, pow2=True)
+    fwd_case(ours, 4096, 8192, bf, llama=True, off=1.0, quant=R.Q_BLOCK, pad=64)
+    fwd_case(ours, 4100, 12288, bf, quant=R.Q_BLOCK, yout=False, xoff=8)
+    fwd_case(ours, 8184, 5120, bf, res=True, quant=R.Q_BLOCK, yout=False)
+    fwd_case(ours, 4096, 6144, hf, res=True, llama=True, quant=R.Q_BLOCK, fp8=R.F8_E4M3FNUZ)
+    fwd_case(ours, 8184, 9216, bf, res=True, wdt=f32, quant=R.Q_BLOCK)
+    fwd_case(ours, 32768, 4096, bf, res=True, quant=R.Q_BLOCK, yout=False)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")
