@@ -28,6 +28,7 @@ def main():
     ap.add_argument("--fwd", default="32768x8192,65536x2048")
     ap.add_argument("--bwd", default="4096x4096,32768x8192")
     ap.add_argument("--quant", default="", help="fused add + 1x128 block fp8 shapes")
+    ap.add_argument("--qblock", default="", help="1x128 block fp8 shapes without a residual; RxC+y writes y too")
     ap.add_argument("--calls", type=int, default=2)
     args = ap.parse_args()
     ours = P.Ours(args.lib)
@@ -75,6 +76,19 @@ def main():
         torch.cuda.synchronize()
         print("add+block fp8", shp, "done")
         del x, r, h, y, q, s, a
+    for shp in filter(None, args.qblock.split(",")):
+        rows, cols = (int(v) for v in shp.replace("+y", "").split("x"))
+        x = torch.randn(rows, cols, dtype=torch.bfloat16, device="cuda")
+        w = torch.rand(cols, dtype=torch.bfloat16, device="cuda") + 0.5
+        y = torch.empty_like(x) if shp.endswith("+y") else None
+        q = torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
+        s = torch.empty((cols // 128) * ((rows + 3) // 4 * 4), dtype=torch.float32, device="cuda")
+        a = ours.fwd_args(x, w, y, q=q, scale=s, quant=R.Q_BLOCK)
+        for _ in range(args.calls):
+            ours.fwd(a)
+        torch.cuda.synchronize()
+        print("block fp8", shp, "done")
+        del x, y, q, s, a
     torch.cuda.synchronize()
 
 
