@@ -351,6 +351,9 @@ def main():
     fwd_case(ours, 4096, 6144, hf, res=True, llama=True, quant=R.Q_BLOCK, fp8=R.F8_E4M3FNUZ)
     fwd_case(ours, 8184, 9216, bf, res=True, wdt=f32, quant=R.Q_BLOCK)
     fwd_case(ours, 32768, 4096, bf, res=True, quant=R.Q_BLOCK, yout=False)
+    # with y at 1025-2048 vectors from 62 rows an SM: 256 threads, cache = 1
+    # (added after S34-5; not yet run on a device)
+    fwd_case(ours, 8184, 10240, bf, quant=R.Q_BLOCK, pad=8)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

@@ -55,8 +55,9 @@
  *     vectors in multiples of 128 from 31 rows an SM, 256 or 128 threads,
  *     cache = 5, in the 48-register kernel (rmsi_fwd_lean_rquant, sessions
  *     33-34); the block quantiser without a residual from 31 rows an SM
- *     (with y to 1024 vectors) in the same kernel, 128 or 256 threads,
- *     cache = 5 (rmsi_fwd_lean_quant48, session 34).
+ *     (with y to 1024 vectors; above, multiples of 256 from 62 rows an
+ *     SM) in the same kernel, 128 or 256 threads, cache = 5 (1 with y at
+ *     1025-1536 vectors; rmsi_fwd_lean_quant48, session 34).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1, and the register kernel with
@@ -734,12 +735,14 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * 6144 or 10240 columns at 31-61 rows an SM, were not measured. */
 #define RMSI_LEAN_RQ_128_ROWS_PER_SM 248
 #define RMSI_LEAN_RQ_ODD_ROWS_PER_SM 62
+#define RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM 62
 /* rmsi_fwd_lean_quant48: the 1x128 block quantiser of 16-bit rows without a
  * residual, from 31 rows an SM: the 48-register lean kernel (lean = 2,
  * forward.cu rmsi_fwd_lean_rq), 128 threads to 1024 vectors and 256 above,
  * the L1 hints (cache = 5); without y from 512 vectors (below 31 rows an
  * SM rmsi_fwd_lean_quant's 32-register rows stay), with y from 512 to 1024
- * vectors (the register path's rows until now). At 32 registers its second
+ * vectors and, from 62 rows an SM, multiples of 256 above (the register
+ * path's rows until now; cache = 1 at 1025-1536). At 32 registers its second
  * pass spilled 64-80 bytes; at 48 nothing spills, and 128-thread CTAs
  * keep ten an SM. S34-1 (one round, the ladder against pins, bf16, us):
  * - without y (the ladder: rmsi_fwd_lean_quant, 32 registers, 256 or 512
@@ -752,8 +755,12 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  *   14.00);
  * - with y (the ladder: the register path): 16384x4096 98.87 -> 91.67,
  *   65536x4096 382.73 -> 353.42, 32768x5120 241.57 -> 232.97, 32768x8192
- *   379.90 -> 358.72 (128 threads); 8192x16384 lost (203.57 -> 225.30; 256
- *   threads not measured), so wider rows keep the register path.
+ *   379.90 -> 358.72 (128 threads); 8192x16384 lost at 128 threads
+ *   (203.57 -> 225.30); 256 threads, S34-5 (the ladder / cache 5 / cache
+ *   1, alternated twice): 8192x12288 172.15 / 144.79 / 141.86, 16384x12288
+ *   338.23 / 286.11 / 276.96, 8192x16384 204.72 / 187.93 / 191.07, so with
+ *   y rows of 1025-2048 vectors in multiples of 256 take 256 threads from
+ *   62 rows an SM (the rows measured), cache = 1 to 1536 vectors.
  * S34-2 (213d097's ladder against this one, alternated twice, us): without
  * y 4092x4096 23.62 -> 22.34, 16384x4096 84.71 -> 73.91, 65536x4096 329.45
  * -> 279.19, 32768x5120 204.37 -> 180.34, 4096x8192 42.42 -> 42.47 (level),
@@ -833,9 +840,10 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         l1 = 1;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && many && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant48: the 48-register kernel, 128 threads (256
-         * above 1024 vectors), the L1 hints */
+         * above 1024 vectors), the L1 hints (with y above 1024 vectors to
+         * 1536 without them) */
         tpr = nvec > 1024 ? 256 : 128;
-        l1 = 1;
+        l1 = !s->yout || nvec <= 1024 || nvec > 1536;
         lean = 2;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
@@ -912,7 +920,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
      * residual or y (rmsi_fwd_lean_quant) */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
     const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
-    const int lean_quant = !s->res && s->quant == RMSI_Q_BLOCK && (!s->yout || (many && nvec <= 1024));
+    const int lean_quant =
+        !s->res && s->quant == RMSI_Q_BLOCK &&
+        (!s->yout || (many && nvec <= 1024) ||
+         (nvec % 256 == 0 && s->rows >= RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM * (int64_t)s->sms));
     const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 128 == 0 &&
                             (nvec % 256 == 0 ? many : s->rows >= RMSI_LEAN_RQ_ODD_ROWS_PER_SM * (int64_t)s->sms);
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&

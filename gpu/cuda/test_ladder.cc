@@ -208,7 +208,7 @@ static void check_fwd_lean_plain(int64_t rows, int64_t cols, int tpr)
  * 31 rows an SM session 34's 48-register one (lean = 2, cache = 5). With y:
  * the register path (ynv vectors), or from 31 rows an SM to 1024 vectors
  * the 48-register kernel at ytpr threads (ytpr > 0). */
-static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int lean, int ytpr, int ynv)
+static void check_fwd_lean_quant_y(int64_t rows, int64_t cols, int tpr, int lean, int ytpr, int ynv, int ycache)
 {
     rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_BLOCK, 0);
     rmsi_config c;
@@ -222,12 +222,17 @@ static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int lean, 
     s.yout = 1;
     rmsi_ladder(&s, &c);
     if (ytpr > 0)
-        CHECK(c.path == RMSI_PATH_MULTI && c.lean == 2 && c.tpr == ytpr && c.cache == 5 && c.cps == 0,
-              "fwd block fp8 with y %lldx%lld: path %d lean %d tpr %d cache %d, expected lean 2 tpr %d cache 5",
-              (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, ytpr);
+        CHECK(c.path == RMSI_PATH_MULTI && c.lean == 2 && c.tpr == ytpr && c.cache == ycache && c.cps == 0,
+              "fwd block fp8 with y %lldx%lld: path %d lean %d tpr %d cache %d, expected lean 2 tpr %d cache %d",
+              (long long)rows, (long long)cols, c.path, c.lean, c.tpr, c.cache, ytpr, ycache);
     else
         CHECK(c.path == RMSI_PATH_REG && c.nv == ynv, "fwd block fp8 with y %lldx%lld: path %d nv %d, expected nv %d",
               (long long)rows, (long long)cols, c.path, c.nv, ynv);
+}
+
+static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int lean, int ytpr, int ynv)
+{
+    check_fwd_lean_quant_y(rows, cols, tpr, lean, ytpr, ynv, 5);
 }
 
 /* A fused add without h_out re-reads x and the residual in the lean
@@ -469,9 +474,14 @@ int main()
     check_fwd_lean_quant(264, 4096, 256, 1, 0, 1);
     check_fwd_lean_quant(32768, 5120, 128, 2, 128, 0);
     check_fwd_lean_quant(32768, 6144, 128, 2, 128, 0);
-    check_fwd_lean_quant(8192, 9216, 256, 2, 0, 4); /* 1152 vectors: 256 threads, y on the register path */
-    check_fwd_lean_quant(8192, 12288, 256, 2, 0, 4);
-    check_fwd_lean_quant(8192, 16384, 256, 2, 0, 4);
+    /* with y above 1024 vectors: multiples of 256 from 62 rows an SM, 256
+     * threads, cache = 1 to 1536 vectors (S34-5) */
+    check_fwd_lean_quant(8192, 9216, 256, 2, 0, 4); /* 1152 vectors: y on the register path */
+    check_fwd_lean_quant_y(8192, 12288, 256, 2, 256, 0, 1);
+    check_fwd_lean_quant_y(8184, 10240, 256, 2, 256, 0, 1);
+    check_fwd_lean_quant(8183, 12288, 256, 2, 0, 4);
+    check_fwd_lean_quant(8192, 16384, 256, 2, 256, 0);
+    check_fwd_lean_quant(4092, 16384, 256, 2, 0, 4);
     check_fwd_lean_quant(4091, 16384, 512, 1, 0, 4);
     check_rule(RMSI_OP_FWD, 263, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 2 rows an SM */
     check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
