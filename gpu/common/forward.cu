@@ -1008,6 +1008,18 @@ rmsi_fwd_kernel rmsi_fwd_pick_reg(const rmsi_config *c, bool q, bool r)
              : rmsi_fwd_reg_nv<T, W, false, false, CL>(c->nv, c->stage);
 }
 
+#if RMSI_WARP == 32
+/* The lean block quantiser: the 48-register kernel (rq) or the 32-register
+ * one, with or without a residual. */
+template <typename T, typename W, bool L1>
+rmsi_fwd_kernel rmsi_fwd_pick_lean_q(bool r, bool rq)
+{
+    if (rq)
+        return r ? rmsi_fwd_lean_rq<T, W, true, L1> : rmsi_fwd_lean_rq<T, W, false, L1>;
+    return r ? rmsi_fwd_lean<T, W, true, L1, true> : rmsi_fwd_lean<T, W, false, L1, true>;
+}
+#endif
+
 template <typename T, typename W>
 rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
 {
@@ -1024,16 +1036,9 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
                  * without one where lean = 2 asks (rmsi_config_valid: 256
                  * threads or fewer) */
                 const bool rq = (r && c->tpr <= 256) || c->lean == 2;
-                if (c->vec == 16 && (c->cache & RMSI_CACHE_KNOB_L1)) {
-                    if (rq)
-                        return r ? rmsi_fwd_lean_rq<T, W, true, true> : rmsi_fwd_lean_rq<T, W, false, true>;
-                    return r ? rmsi_fwd_lean<T, W, true, true, true> : rmsi_fwd_lean<T, W, false, true, true>;
-                }
-                if (c->vec == 16) {
-                    if (rq)
-                        return r ? rmsi_fwd_lean_rq<T, W, true, false> : rmsi_fwd_lean_rq<T, W, false, false>;
-                    return r ? rmsi_fwd_lean<T, W, true, false, true> : rmsi_fwd_lean<T, W, false, false, true>;
-                }
+                if (c->vec == 16)
+                    return (c->cache & RMSI_CACHE_KNOB_L1) ? rmsi_fwd_pick_lean_q<T, W, true>(r, rq)
+                                                           : rmsi_fwd_pick_lean_q<T, W, false>(r, rq);
             }
 #endif
             return nullptr;

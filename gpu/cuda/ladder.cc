@@ -769,6 +769,12 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * 353.11, 32768x5120 241.69 -> 233.23, 4096x8192 52.48 -> 52.46, 32768x8192
  * 379.87 -> 360.54, fp16 16384x4096 97.90 -> 91.39 (one round). */
 
+/* At least per_sm rows an SM: the row bounds of the rules above. */
+static int rmsi_rows_per_sm_ge(const rmsi_shape *s, int per_sm)
+{
+    return s->rows >= per_sm * (int64_t)s->sms;
+}
+
 /* The forward's lean kernel at tpr threads and a cache knob, one row a CTA,
  * the grid covering the rows; 0 where the shape cannot take it. */
 static int rmsi_fwd_lean_set(const rmsi_shape *s, rmsi_config *c, int tpr, int cache, int lean)
@@ -829,13 +835,13 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * 183.3, 512x262144 200.9 -> 200.0, 2048x65536 153.5 -> 145.7. The
      * plain rows of rmsi_fwd_lean_plain take it too. */
     int l1, tpr = RMSI_MULTI_MAX_THREADS, lean = 1;
-    const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    const int many = rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
     if (s->quant == RMSI_Q_BLOCK && s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_rquant: 256 threads where they share the row
          * evenly, else 128 (and 128 without y at 512 vectors from 248 rows
          * an SM), h kept in L1 */
         tpr = nvec % 256 == 0 ? 256 : 128;
-        if (!s->yout && nvec == 512 && s->rows >= RMSI_LEAN_RQ_128_ROWS_PER_SM * (int64_t)s->sms)
+        if (!s->yout && nvec == 512 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_128_ROWS_PER_SM))
             tpr = 128;
         l1 = 1;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && many && nvec <= rmsi_reg_nvec_max(s)) {
@@ -899,7 +905,7 @@ static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
         return 0;
     if (nvec == 256 ? 4 * s->rows < 15LL * s->sms : 4 * s->rows < 31LL * s->sms)
         return 0;
-    const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    const int many = rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
     return rmsi_fwd_lean_set(s, c, (nvec == 256 ? 128 : 256) * (many ? 2 : 1),
                              nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1, 1);
 }
@@ -919,13 +925,13 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
      * (rmsi_fwd_lean_fused), and the 1x128 block quantiser's without a
      * residual or y (rmsi_fwd_lean_quant) */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
-    const int many = s->rows >= RMSI_LEAN_PLAIN_ROWS_PER_SM * (int64_t)s->sms;
+    const int many = rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
     const int lean_quant =
         !s->res && s->quant == RMSI_Q_BLOCK &&
         (!s->yout || (many && nvec <= 1024) ||
-         (nvec % 256 == 0 && s->rows >= RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM * (int64_t)s->sms));
+         (nvec % 256 == 0 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM)));
     const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 128 == 0 &&
-                            (nvec % 256 == 0 ? many : s->rows >= RMSI_LEAN_RQ_ODD_ROWS_PER_SM * (int64_t)s->sms);
+                            (nvec % 256 == 0 ? many : rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_ODD_ROWS_PER_SM));
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
                            nvec <= rmsi_reg_nvec_max(s) && many;
     if (fwd && s->vec_ok &&
