@@ -831,6 +831,78 @@ __device__ __forceinline__ void rmsi_lean_quant(const rmsi_fwd_params &p, const 
     }
 }
 
+/* RMSI_LEAN_Q's common call, E4M3 codes with a weight and ROUND_ONCE, over
+ * N vectors i, i + nt, ... of h (or x): rmsi_lean_quant's operations in its
+ * order, with rmsi_lean_norm_w's normalisation (the weights loaded beside
+ * h), the scale's slot and the lane that stores it worked out once a row
+ * (sp, lead: nt is a multiple of L, so i % L is the thread's lane in its
+ * block), and the E4M3 pair codes of FMUL results without the NaN probe
+ * (rmsi_fp8_hw_pack's prod). The general pass tested ROUND_LLAMA around
+ * each element, the weight and the format per vector, and worked out the
+ * scale's int64 index per vector: 200 issued instructions a thread's
+ * vector where the kernel is bound by issue (ncu, S34-4, block fp8 without
+ * y at 32768x8192: DRAM at 62%). With this form 165 (S35-2: DRAM at 71%,
+ * 260.4 -> 232.8 us; S35-1, alternated twice: 65536x4096 279.1 -> 247.6,
+ * with y 32768x8192 358.6 -> 348.1). The 32-register kernel, which holds
+ * both forms, spills 88 bytes instead of 80 (bf16) and was faster too
+ * (S35-1: 2112x8192 24.96 -> 23.47). */
+#if RMSI_HAVE_HW_FP8X4
+template <typename T, typename W, int N>
+__device__ __forceinline__ void rmsi_lean_quant_w(const uint4 *sr, const uint4 *wr, uint4 *yr, uint8_t *qr,
+                                                  float *sp, int64_t sld, unsigned gm, bool lead, unsigned i,
+                                                  unsigned nt, float rs, float off, bool st,
+                                                  const rmsi_fwd_params &p, uint64_t pol, int l1)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int L = 128 / VEC;
+    constexpr int WC = rmsi_wchunks<T, W>::n;
+    static_assert(L <= RMSI_WARP, "a 1x128 block within a warp");
+    uint4 hv[N], wv[N][WC];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        hv[u] = rmsi_ld_policy_l1(sr + (i + u * nt), pol, l1);
+#pragma unroll
+        for (int c = 0; c < WC; c++)
+            wv[u][c] = rmsi_ld_const(wr + (i + u * nt) * WC + c);
+    }
+    float v[N][VEC], am[N];
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        float wf[VEC];
+        rmsi_unpack16<T>(hv[u], v[u]);
+        rmsi_weff_unpack<T, W>(wv[u], off, wf);
+        am[u] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < VEC; e++) {
+            v[u][e] = (v[u][e] * rs) * wf[e];
+            am[u] = fmaxf(am[u], fabsf(v[u][e]));
+        }
+        if (yr)
+            rmsi_st16(yr + (i + u * nt), rmsi_pack16_prod<T>(v[u]), st);
+    }
+#pragma unroll
+    for (int m = L / 2; m > 0; m >>= 1) {
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            am[u] = fmaxf(am[u], __shfl_xor_sync(gm, am[u], m));
+    }
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        const unsigned j = i + u * nt;
+        const float sc = rmsi_d_dynamic_scale(am[u], 0.0f, p.fmax, p.s_min, p.pow2);
+        if (lead)
+            sp[(int64_t)(j / L) * sld] = sc;
+        const float inv = rmsi_d_scale_recip(sc);
+        uint32_t w[VEC / 4];
+#pragma unroll
+        for (int k = 0; k < VEC / 4; k++)
+            w[k] = rmsi_hw_fp8x4<false>(v[u][4 * k] * inv, v[u][4 * k + 1] * inv, v[u][4 * k + 2] * inv,
+                                        v[u][4 * k + 3] * inv);
+        rmsi_store_codes<VEC>(qr + (size_t)j * VEC, w);
+    }
+}
+#endif
+
 /* The row's rstd from each thread's partial sum of squares: the warps'
  * sums as rmsi_row_reduce adds them (same order, same bits), but only warp
  * 0 adds them up and computes rstd (a division, a square root and a
@@ -913,6 +985,21 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
              * same loop rmsi_fwd_lean_rq spilled 8-28 bytes at its 48
              * registers (sm_90a). rmsi_fwd_lean keeps its one loop, as
              * measured. */
+#if RMSI_HAVE_HW_FP8X4
+            if (p.w && !p.llama && p.fp8 == RMSI_FP8_E4M3 && (!R || (HS && hr))) {
+                constexpr int L = 128 / VEC;
+                float *sp = p.scale + row;
+                const unsigned gm = (L == 32 ? 0xffffffffu : (1u << L) - 1u) << ((t % RMSI_WARP) & ~(L - 1));
+                const bool lead = t % L == 0;
+                const bool st = (p.cache & RMSI_CACHE_ST) != 0;
+                for (; i + (U - 1) * nt < nvec; i += U * nt)
+                    rmsi_lean_quant_w<T, W, U>(sr, wr, yr, qr, sp, p.scale_ld, gm, lead, i, nt, rs, p.w_off, st,
+                                               p, pol_last, l1_last);
+                for (; i < nvec; i += nt)
+                    rmsi_lean_quant_w<T, W, 1>(sr, wr, yr, qr, sp, p.scale_ld, gm, lead, i, nt, rs, p.w_off, st,
+                                               p, pol_last, l1_last);
+            } else
+#endif
             if (!R || (HS && hr)) {
                 for (; i + (U - 1) * nt < nvec; i += U * nt)
                     rmsi_lean_quant<T, W, false, U>(p, sr, nullptr, yr, qr, row, false, i, nt, rs, pol_last, l1_last);
