@@ -736,6 +736,8 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 #define RMSI_LEAN_RQ_128_ROWS_PER_SM 248
 #define RMSI_LEAN_RQ_ODD_ROWS_PER_SM 62
 #define RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM 62
+#define RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM 16
+#define RMSI_LEAN_QUANT48_256_Y_ROWS_PER_SM 62
 /* rmsi_fwd_lean_quant48: the 1x128 block quantiser of 16-bit rows without a
  * residual, from 31 rows an SM: the 48-register lean kernel (lean = 2,
  * forward.cu rmsi_fwd_lean_rq), 128 threads to 1024 vectors and 256 above,
@@ -767,12 +769,49 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * 32768x8192 289.00 -> 260.57, 8192x12288 114.82 -> 106.13, 8192x16384
  * 152.18 -> 139.35; with y 4092x4096 28.20 -> 26.71, 65536x4096 382.77 ->
  * 353.11, 32768x5120 241.69 -> 233.23, 4096x8192 52.48 -> 52.46, 32768x8192
- * 379.87 -> 360.54, fp16 16384x4096 97.90 -> 91.39 (one round). */
+ * 379.87 -> 360.54, fp16 16384x4096 97.90 -> 91.39 (one round).
+ * Session 35 gave the kernel's second pass a common-call form (forward.cu
+ * rmsi_lean_quant_w: 200 -> 165 issued instructions a thread's vector,
+ * ncu), which moved three edges, each measured against pins on the new
+ * plugin (S35-2, alternated twice, bf16, us):
+ * - 256 vectors: 64 threads, cache = 5 (the register path's rows until
+ *   now): without y 16384x2048 45.52 -> 35.35, 65536x2048 174.90 ->
+ *   126.29 (128 threads 39.05, 146.49); with y 16384x2048 51.42 -> 47.05,
+ *   65536x2048 192.56 -> 173.87 (128: 46.91, 177.80). S35-3, pinned:
+ *   without y 4092x2048 13.48 -> 12.00, 2112x2048 8.01 -> 7.87; with y
+ *   from 62 rows an SM, the rows measured;
+ * - without y, 16-30 rows an SM to 1024 vectors: 128 threads (the
+ *   32-register kernel's rows until now): 2112x8192 23.49 -> 22.16,
+ *   2112x4096 13.35 -> 12.45; at 8 rows an SM 128 threads lost (1056x8192
+ *   13.34 -> 13.65; 256 threads 12.93) or were level (1056x4096 7.70 /
+ *   7.77), so 16 is the bound;
+ * - with y at 512 vectors: cache = 1: 65536x4096 358.46 -> 342.20,
+ *   32768x4096 180.50 -> 173.37, 16384x4096 90.88 -> 88.86, 4092x4096 level
+ *   (25.10 / 25.24). At 768 and 1024 vectors cache = 5 stays (S35-3:
+ *   16384x6144 131.49 / 132.53, 32768x8192 348.32 / 357.05).
+ * S35-3 (3803d12's ladder against this one, alternated twice, us): without
+ * y 65536x2048 174.94 -> 126.23, 16384x2048 45.53 -> 35.36, 8192x2048 24.61
+ * -> 20.03, 2112x8192 25.03 -> 22.16, 2112x4096 13.83 -> 12.42, 4092x4096
+ * 22.36 -> 20.34, fp16 65536x2048 171.29 -> 126.72; with y 65536x4096
+ * 353.16 -> 342.32, 16384x4096 91.76 -> 88.83, 4092x4096 26.72 -> 25.09,
+ * 65536x2048 192.60 -> 172.01, 8192x2048 27.88 -> 25.07. */
 
 /* At least per_sm rows an SM: the row bounds of the rules above. */
 static int rmsi_rows_per_sm_ge(const rmsi_shape *s, int per_sm)
 {
     return s->rows >= per_sm * (int64_t)s->sms;
+}
+
+/* The rows rmsi_fwd_lean_quant48 takes: without y to 1024 vectors from 16
+ * rows an SM, with y at 256 vectors from 62, else from 31. */
+static int rmsi_fwd_quant48_rows(const rmsi_shape *s)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (!s->yout && nvec <= 1024)
+        return rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM);
+    if (nvec == 256)
+        return rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_256_Y_ROWS_PER_SM);
+    return rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
 }
 
 /* The forward's lean kernel at tpr threads and a cache knob, one row a CTA,
@@ -835,7 +874,6 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
      * 183.3, 512x262144 200.9 -> 200.0, 2048x65536 153.5 -> 145.7. The
      * plain rows of rmsi_fwd_lean_plain take it too. */
     int l1, tpr = RMSI_MULTI_MAX_THREADS, lean = 1;
-    const int many = rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
     if (s->quant == RMSI_Q_BLOCK && s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_rquant: 256 threads where they share the row
          * evenly, else 128 (and 128 without y at 512 vectors from 248 rows
@@ -844,12 +882,12 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         if (!s->yout && nvec == 512 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_128_ROWS_PER_SM))
             tpr = 128;
         l1 = 1;
-    } else if (s->quant == RMSI_Q_BLOCK && !s->res && many && nvec <= rmsi_reg_nvec_max(s)) {
-        /* rmsi_fwd_lean_quant48: the 48-register kernel, 128 threads (256
-         * above 1024 vectors), the L1 hints (with y above 1024 vectors to
-         * 1536 without them) */
-        tpr = nvec > 1024 ? 256 : 128;
-        l1 = !s->yout || nvec <= 1024 || nvec > 1536;
+    } else if (s->quant == RMSI_Q_BLOCK && !s->res && rmsi_fwd_quant48_rows(s) && nvec <= rmsi_reg_nvec_max(s)) {
+        /* rmsi_fwd_lean_quant48: the 48-register kernel, 64 threads at 256
+         * vectors, 128 to 1024, 256 above; the L1 hints except with y at
+         * 512 vectors and above 1024 to 1536 */
+        tpr = nvec == 256 ? 64 : nvec > 1024 ? 256 : 128;
+        l1 = !s->yout || (nvec != 512 && nvec <= 1024) || nvec > 1536;
         lean = 2;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
@@ -934,8 +972,11 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
                             (nvec % 256 == 0 ? many : rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_ODD_ROWS_PER_SM));
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
                            nvec <= rmsi_reg_nvec_max(s) && many;
+    /* the block quantiser's rows of 256 vectors (rmsi_fwd_lean_quant48) */
+    const int lean_quant256 = !s->res && s->quant == RMSI_Q_BLOCK && nvec == 256 && rmsi_fwd_quant48_rows(s);
     if (fwd && s->vec_ok &&
         (((lean_fused || lean_quant || lean_rquant || lean_plain) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) ||
+         (lean_quant256 && rmsi_fwd_lean_rule(s, &c)) ||
          rmsi_fwd_lean_fused_narrow(s, &c))) {
         *out = c;
         return;

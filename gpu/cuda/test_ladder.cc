@@ -466,11 +466,17 @@ int main()
     /* without y: the 32-register lean kernel (S28-1, S28-2) under 31 rows
      * an SM, the 48-register one from there (S34-1), with y too to 1024
      * vectors */
-    check_fwd_lean_quant(32768, 4096, 128, 2, 128, 0);
-    check_fwd_lean_quant(4092, 4096, 128, 2, 128, 0);
-    check_fwd_lean_quant(4091, 4096, 256, 1, 0, 4);
+    /* with y at 512 vectors without the L1 hints (S35-2) */
+    check_fwd_lean_quant_y(32768, 4096, 128, 2, 128, 0, 1);
+    check_fwd_lean_quant_y(4092, 4096, 128, 2, 128, 0, 1);
     check_fwd_lean_quant(4096, 8192, 128, 2, 128, 0);
-    check_fwd_lean_quant(4091, 8192, 256, 1, 0, 4);
+    /* without y to 1024 vectors the 48-register kernel from 16 rows an SM
+     * (S35-2), the 32-register one below */
+    check_fwd_lean_quant(4091, 4096, 128, 2, 0, 4);
+    check_fwd_lean_quant(4091, 8192, 128, 2, 0, 4);
+    check_fwd_lean_quant(2112, 8192, 128, 2, 0, 4);
+    check_fwd_lean_quant(2111, 8192, 256, 1, 0, 4);
+    check_fwd_lean_quant(2111, 4096, 256, 1, 0, 2);
     check_fwd_lean_quant(264, 4096, 256, 1, 0, 1);
     check_fwd_lean_quant(32768, 5120, 128, 2, 128, 0);
     check_fwd_lean_quant(32768, 6144, 128, 2, 128, 0);
@@ -485,7 +491,22 @@ int main()
     check_fwd_lean_quant(4091, 16384, 512, 1, 0, 4);
     check_rule(RMSI_OP_FWD, 263, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 2 rows an SM */
     check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
-    check_rule(RMSI_OP_FWD, 65536, 2048, 2, RMSI_Q_BLOCK, 0, 4, 0); /* 256 vectors: the register path (S28-2) */
+    /* 256 vectors: the 48-register kernel at 64 threads (S35-2, S35-3),
+     * without y from 16 rows an SM, with y from 62; the register path
+     * below (S28-2) */
+    check_fwd_lean_quant(65536, 2048, 64, 2, 64, 0);
+    check_fwd_lean_quant(8184, 2048, 64, 2, 64, 0);
+    check_fwd_lean_quant(8183, 2048, 64, 2, 0, 2);
+    check_fwd_lean_quant(2112, 2048, 64, 2, 0, 2);
+    check_rule(RMSI_OP_FWD, 8183, 2048, 2, RMSI_Q_BLOCK, 0, 2, 0);
+    {
+        rmsi_shape s = h200_shape(RMSI_OP_FWD, 2111, 2048, 2, RMSI_Q_BLOCK, 0);
+        rmsi_config c;
+        s.yout = 0;
+        rmsi_ladder(&s, &c);
+        CHECK(c.path == RMSI_PATH_REG, "fwd block fp8 without y 2111x2048: path %d, expected the register path",
+              c.path);
+    }
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
     /* session 30 (S30-2): under a row an SM, 512 16-bit vectors, 2 vectors
      * of 256 threads; 1024 vectors, fusions and fp32 rows as before */
