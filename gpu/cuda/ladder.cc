@@ -778,8 +778,10 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  *   now): without y 16384x2048 45.52 -> 35.35, 65536x2048 174.90 ->
  *   126.29 (128 threads 39.05, 146.49); with y 16384x2048 51.42 -> 47.05,
  *   65536x2048 192.56 -> 173.87 (128: 46.91, 177.80). S35-3, pinned:
- *   without y 4092x2048 13.48 -> 12.00, 2112x2048 8.01 -> 7.87; with y
- *   from 62 rows an SM, the rows measured;
+ *   without y 4092x2048 13.48 -> 12.00, 2112x2048 8.01 -> 7.87, so from
+ *   16 rows an SM (S35-4, the ladder against 3803d12's: 4092x2048 13.58
+ *   -> 12.02, 2112x2048 8.03 -> 7.87); with y from 62 rows an SM, the rows
+ *   measured;
  * - without y, 16-30 rows an SM to 1024 vectors: 128 threads (the
  *   32-register kernel's rows until now): 2112x8192 23.49 -> 22.16,
  *   2112x4096 13.35 -> 12.45; at 8 rows an SM 128 threads lost (1056x8192
