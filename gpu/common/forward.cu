@@ -784,6 +784,19 @@ __device__ __forceinline__ void rmsi_lean_norm_any(const rmsi_fwd_params &p, con
     }
 }
 
+/* Each 1x128 block's amax from its L lanes' own (the lanes of gm), N
+ * vectors at once: butterflies over the block's lanes only. */
+template <int L, int N>
+__device__ __forceinline__ void rmsi_block_amax(float (&am)[N], unsigned gm)
+{
+#pragma unroll
+    for (int m = L / 2; m > 0; m >>= 1) {
+#pragma unroll
+        for (int u = 0; u < N; u++)
+            am[u] = fmaxf(am[u], __shfl_xor_sync(gm, am[u], m));
+    }
+}
+
 /* RMSI_LEAN_Q's second pass (1x128 block fp8 output, 16-bit rows) over N
  * vectors i, i + nt, ...: y as rmsi_lean_norm_any's (stored where asked),
  * then each block's amax, scale and codes as rmsi_fwd_reg's batched
@@ -815,12 +828,7 @@ __device__ __forceinline__ void rmsi_lean_quant(const rmsi_fwd_params &p, const 
         for (int e = 0; e < VEC; e++)
             am[u] = fmaxf(am[u], fabsf(v[u][e]));
     }
-#pragma unroll
-    for (int m = L / 2; m > 0; m >>= 1) {
-#pragma unroll
-        for (int u = 0; u < N; u++)
-            am[u] = fmaxf(am[u], __shfl_xor_sync(gm, am[u], m));
-    }
+    rmsi_block_amax<L, N>(am, gm);
 #pragma unroll
     for (int u = 0; u < N; u++) {
         const int j = i + u * nt;
@@ -880,12 +888,7 @@ __device__ __forceinline__ void rmsi_lean_quant_w(const uint4 *sr, const uint4 *
         if (yr)
             rmsi_st16(yr + (i + u * nt), rmsi_pack16_prod<T>(v[u]), st);
     }
-#pragma unroll
-    for (int m = L / 2; m > 0; m >>= 1) {
-#pragma unroll
-        for (int u = 0; u < N; u++)
-            am[u] = fmaxf(am[u], __shfl_xor_sync(gm, am[u], m));
-    }
+    rmsi_block_amax<L, N>(am, gm);
 #pragma unroll
     for (int u = 0; u < N; u++) {
         const unsigned j = i + u * nt;
