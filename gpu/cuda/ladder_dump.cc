@@ -1,0 +1,54 @@
+/*
+ * ladder-dump: the ladder's forward config for every shape of a fixed grid
+ * on an H200 (132 SMs), one line a shape, so that two commits' ladders can
+ * be compared without a GPU (tools/ladder_diff.sh). The grid: 16-bit (bf16
+ * and fp16) and fp32 rows, every quant mode, with and without a residual
+ * (h stored or not) and y (optional with fp8 output only), 24 row counts
+ * (the rules' bounds at 132 SMs and their neighbours), every multiple of
+ * 128 columns to 32768.
+ */
+#include <cstdio>
+
+#include "gpu/common/config_text.h"
+#include "gpu/cuda/ladder.h"
+
+int main()
+{
+    static const long long rows[] = {1,    2,    8,    32,   64,   128,  132,  256,   264,   512,   1024,  1056,
+                                     2048, 2111, 2112, 4091, 4092, 4096, 8183, 8184, 8192, 16384, 32768, 65536};
+    long n = 0;
+    for (int esz = 2; esz <= 4; esz += 2)
+        for (int f16 = 0; f16 <= (esz == 2); f16++)
+            for (int q = RMSI_Q_NONE; q <= RMSI_Q_BLOCK; q++)
+                for (int res = 0; res <= 1; res++)
+                    for (int hout = 0; hout <= res; hout++)
+                        for (int yout = q == RMSI_Q_NONE; yout <= 1; yout++)
+                            for (long long r : rows)
+                                for (long long cols = 128; cols <= 32768; cols += 128) {
+                                    rmsi_shape s = {};
+                                    s.op = RMSI_OP_FWD;
+                                    s.rows = r;
+                                    s.cols = cols;
+                                    s.esz = esz;
+                                    s.vec_ok = 1;
+                                    s.quant = q;
+                                    s.sms = 132;
+                                    s.res = res;
+                                    s.smem = 232448;
+                                    s.cluster = 1;
+                                    s.f16 = f16;
+                                    s.hout = hout;
+                                    s.yout = yout;
+                                    rmsi_config c;
+                                    char text[RMSI_CONFIG_TEXT];
+                                    rmsi_ladder(&s, &c);
+                                    if (rmsi_config_format(&c, text, sizeof text) != 0)
+                                        return 1;
+                                    std::printf("%s%s q%d res%d h%d y%d %lldx%lld %s\n", esz == 4 ? "f32" : "",
+                                                esz == 2 ? (f16 ? "f16" : "bf16") : "", q, res, hout, yout, r, cols,
+                                                text);
+                                    n++;
+                                }
+    std::fprintf(stderr, "ladder-dump: %ld shapes\n", n);
+    return 0;
+}
