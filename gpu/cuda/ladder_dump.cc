@@ -11,6 +11,9 @@
 
 #include "gpu/common/config_text.h"
 #include "gpu/cuda/ladder.h"
+/* this tree's, beside this file, also where ladder_diff.sh builds against
+ * an older commit's ladder */
+#include "h200_shape.h"
 
 int main()
 {
@@ -25,17 +28,7 @@ int main()
                         for (int yout = q == RMSI_Q_NONE; yout <= 1; yout++)
                             for (long long r : rows)
                                 for (long long cols = 128; cols <= 32768; cols += 128) {
-                                    rmsi_shape s = {};
-                                    s.op = RMSI_OP_FWD;
-                                    s.rows = r;
-                                    s.cols = cols;
-                                    s.esz = esz;
-                                    s.vec_ok = 1;
-                                    s.quant = q;
-                                    s.sms = 132;
-                                    s.res = res;
-                                    s.smem = 232448;
-                                    s.cluster = 1;
+                                    rmsi_shape s = h200_shape(RMSI_OP_FWD, r, cols, esz, q, res);
                                     s.f16 = f16;
                                     s.hout = hout;
                                     s.yout = yout;

@@ -14,6 +14,7 @@
 
 #include "gpu/common/config_text.h"
 #include "gpu/common/host_check.h"
+#include "gpu/cuda/h200_shape.h"
 #include "gpu/cuda/ladder.h"
 
 static bool same(const rmsi_config &a, const rmsi_config &b)
@@ -56,26 +57,8 @@ static void check_shape(const rmsi_shape &s, long *configs)
 
 /* Rules the H200 measurements fixed (docs/perf/h200.md), so that a ladder
  * edit that undoes one fails here rather than only in a benchmark:
- * h200_ladder gives the ladder's config of a contiguous shape there (132
- * SMs), check_rule and check_fwd_stage compare it with a rule's. */
-static rmsi_shape h200_shape(int op, int64_t rows, int64_t cols, int esz, int quant, int res)
-{
-    rmsi_shape s = {};
-    s.op = op;
-    s.rows = rows;
-    s.cols = cols;
-    s.esz = esz;
-    s.vec_ok = 1;
-    s.quant = quant;
-    s.res = res;
-    s.hout = res; /* a fused add stores h, as the benchmark's does */
-    s.yout = 1;   /* y stored (optional with fp8 output only) */
-    s.sms = 132;
-    s.smem = 232448;
-    s.cluster = 1;
-    return s;
-}
-
+ * h200_ladder gives the ladder's config of a contiguous shape there
+ * (h200_shape.h), check_rule and check_fwd_stage compare it with a rule's. */
 static rmsi_config h200_ladder(int op, int64_t rows, int64_t cols, int esz, int quant, int res)
 {
     const rmsi_shape s = h200_shape(op, rows, cols, esz, quant, res);
