@@ -735,9 +735,8 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * 6144 or 10240 columns at 31-61 rows an SM, were not measured. */
 #define RMSI_LEAN_RQ_128_ROWS_PER_SM 248
 #define RMSI_LEAN_RQ_ODD_ROWS_PER_SM 62
-#define RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM 62
 #define RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM 16
-#define RMSI_LEAN_QUANT48_256_Y_ROWS_PER_SM 62
+#define RMSI_LEAN_QUANT48_Y_ROWS_PER_SM 62
 /* rmsi_fwd_lean_quant48: the 1x128 block quantiser of 16-bit rows without a
  * residual, from 31 rows an SM: the 48-register lean kernel (lean = 2,
  * forward.cu rmsi_fwd_lean_rq), 128 threads to 1024 vectors and 256 above,
@@ -805,14 +804,15 @@ static int rmsi_rows_per_sm_ge(const rmsi_shape *s, int per_sm)
 }
 
 /* The rows rmsi_fwd_lean_quant48 takes: without y to 1024 vectors from 16
- * rows an SM, with y at 256 vectors from 62, else from 31. */
+ * rows an SM; with y at 256 vectors, and above 1024 in multiples of 256,
+ * from 62; else from 31. */
 static int rmsi_fwd_quant48_rows(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
     if (!s->yout && nvec <= 1024)
         return rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM);
-    if (nvec == 256)
-        return rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_256_Y_ROWS_PER_SM);
+    if (s->yout && (nvec == 256 || nvec > 1024))
+        return nvec % 256 == 0 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_Y_ROWS_PER_SM);
     return rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
 }
 
@@ -963,23 +963,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     }
     /* the fused add's register rows from 512 vectors too, where h is stored
      * (rmsi_fwd_lean_fused), and the 1x128 block quantiser's without a
-     * residual or y (rmsi_fwd_lean_quant) */
+     * residual: without y every row (rmsi_fwd_lean_quant below
+     * rmsi_fwd_lean_quant48's), with y those of rmsi_fwd_lean_quant48; its
+     * rows of 256 vectors too */
     const int lean_fused = s->res && s->hout && s->quant == RMSI_Q_NONE && nvec % 512 == 0;
     const int many = rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
-    const int lean_quant =
-        !s->res && s->quant == RMSI_Q_BLOCK &&
-        (!s->yout || (many && nvec <= 1024) ||
-         (nvec % 256 == 0 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_WIDE_Y_ROWS_PER_SM)));
+    const int lean_quant = !s->res && s->quant == RMSI_Q_BLOCK && (!s->yout || rmsi_fwd_quant48_rows(s));
     const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 128 == 0 &&
                             (nvec % 256 == 0 ? many : rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_ODD_ROWS_PER_SM));
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
                            nvec <= rmsi_reg_nvec_max(s) && many;
-    /* the block quantiser's rows of 256 vectors (rmsi_fwd_lean_quant48) */
-    const int lean_quant256 = !s->res && s->quant == RMSI_Q_BLOCK && nvec == 256 && rmsi_fwd_quant48_rows(s);
-    if (fwd && s->vec_ok &&
-        (((lean_fused || lean_quant || lean_rquant || lean_plain) && nvec >= 512 && rmsi_fwd_lean_rule(s, &c)) ||
-         (lean_quant256 && rmsi_fwd_lean_rule(s, &c)) ||
-         rmsi_fwd_lean_fused_narrow(s, &c))) {
+    const int lean = ((lean_fused || lean_quant || lean_rquant || lean_plain) && nvec >= 512) ||
+                     (lean_quant && nvec == 256 && rmsi_fwd_quant48_rows(s));
+    if (fwd && s->vec_ok && ((lean && rmsi_fwd_lean_rule(s, &c)) || rmsi_fwd_lean_fused_narrow(s, &c))) {
         *out = c;
         return;
     }

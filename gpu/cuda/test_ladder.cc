@@ -446,15 +446,13 @@ int main()
     check_fwd_shape_esz(16896, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
     check_fwd_shape_esz(16895, 2048, 4, RMSI_Q_NONE, 0, 128, 1, 4);
     check_fwd_shape(4091, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y under 31 rows an SM: the register path */
-    /* without y: the 32-register lean kernel (S28-1, S28-2) under 31 rows
-     * an SM, the 48-register one from there (S34-1), with y too to 1024
-     * vectors */
-    /* with y at 512 vectors without the L1 hints (S35-2) */
+    /* the 48-register lean kernel (S34-1) from 31 rows an SM, with y too to
+     * 1024 vectors; with y at 512 vectors without the L1 hints (S35-2) */
     check_fwd_lean_quant_y(32768, 4096, 128, 2, 128, 0, 1);
     check_fwd_lean_quant_y(4092, 4096, 128, 2, 128, 0, 1);
     check_fwd_lean_quant(4096, 8192, 128, 2, 128, 0);
     /* without y to 1024 vectors the 48-register kernel from 16 rows an SM
-     * (S35-2), the 32-register one below */
+     * (S35-2), the 32-register one (S28-1, S28-2) below */
     check_fwd_lean_quant(4091, 4096, 128, 2, 0, 4);
     check_fwd_lean_quant(4091, 8192, 128, 2, 0, 4);
     check_fwd_lean_quant(2112, 8192, 128, 2, 0, 4);
