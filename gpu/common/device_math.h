@@ -149,6 +149,18 @@ template <> __device__ __forceinline__ uint32_t rmsi_hw_pack2<rmsi_f16>(float lo
 }
 #endif
 
+#if RMSI_HAVE_HW_PACK2
+template <typename T> __device__ __forceinline__ uint32_t rmsi_add0x2(uint32_t a);
+template <> __device__ __forceinline__ uint32_t rmsi_add0x2<rmsi_bf16>(uint32_t a)
+{
+    return rmsi_bf16x2_add0(a);
+}
+template <> __device__ __forceinline__ uint32_t rmsi_add0x2<rmsi_f16>(uint32_t a)
+{
+    return rmsi_f16x2_add0(a);
+}
+#endif
+
 template <typename T>
 __device__ __forceinline__ uint4 rmsi_pack16_soft(const float *in)
 {

@@ -839,6 +839,18 @@ __device__ __forceinline__ void rmsi_lean_quant(const rmsi_fwd_params &p, const 
     }
 }
 
+/* The E4M3 codes of a vector's v * inv by the pair instructions (FMUL
+ * results: no NaN probe, rmsi_fp8_hw_pack's prod), stored at q. */
+template <int VEC>
+__device__ __forceinline__ void rmsi_lean_codes(const float (&v)[VEC], float inv, uint8_t *q)
+{
+    uint32_t w[VEC / 4];
+#pragma unroll
+    for (int k = 0; k < VEC / 4; k++)
+        w[k] = rmsi_hw_fp8x4<false>(v[4 * k] * inv, v[4 * k + 1] * inv, v[4 * k + 2] * inv, v[4 * k + 3] * inv);
+    rmsi_store_codes<VEC>(q, w);
+}
+
 /* RMSI_LEAN_Q's common call, E4M3 codes with a weight and ROUND_ONCE, over
  * N vectors i, i + nt, ... of h (or x): rmsi_lean_quant's operations in its
  * order, with rmsi_lean_norm_w's normalisation (the weights loaded beside
@@ -855,7 +867,64 @@ __device__ __forceinline__ void rmsi_lean_quant(const rmsi_fwd_params &p, const 
  * both forms, spills 88 bytes instead of 80 (bf16) and was faster too
  * (S35-1: 2112x8192 24.96 -> 23.47). */
 #if RMSI_HAVE_HW_FP8X4
-template <typename T, typename W, int N>
+/* Two blocks' amax (vectors 0 and 1 of each lane of gm's L lanes, a whole
+ * converged warp) reduced and scattered: the lanes of the block's lower
+ * half end with vector 0's block amax, the upper half with vector 1's. The
+ * first step sends the vector the lane gives up and keeps the other, so
+ * the two reductions take L/2's step together and every later step once:
+ * 1 + log2(L / 2) shuffles instead of 2 log2(L), and each lane then works
+ * out one scale and one reciprocal instead of two. max is exact and the
+ * lanes' values are never NaN (fmaxf from +0 drops them), so the same bits
+ * as rmsi_block_amax. */
+template <int L>
+__device__ __forceinline__ float rmsi_block_amax2(const float (&am)[2], bool hi)
+{
+    float a = fmaxf(hi ? am[1] : am[0], __shfl_xor_sync(0xffffffffu, hi ? am[0] : am[1], L / 2));
+#pragma unroll
+    for (int m = L / 4; m > 0; m >>= 1)
+        a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, m));
+    return a;
+}
+
+/* The weights of a vector plus w_off == 0 where Z: the pair instruction
+ * adds +0 (a 16-bit x + 0 is exact, -0 becomes +0, as the FADD of
+ * rmsi_weff_unpack does it; a NaN stays a NaN, whose products are the
+ * canonical NaN either way: test_math checks every 16-bit weight). Half the
+ * adds of a vector. */
+template <typename T, typename W, bool Z>
+__device__ __forceinline__ void rmsi_weff_unpack_z(const uint4 *wa, float off, float *wf)
+{
+    if constexpr (Z && sizeof(W) == 2) {
+        uint4 z = wa[0];
+        z.x = rmsi_add0x2<W>(z.x);
+        z.y = rmsi_add0x2<W>(z.y);
+        z.z = rmsi_add0x2<W>(z.z);
+        z.w = rmsi_add0x2<W>(z.w);
+        rmsi_unpack16<W>(z, wf);
+    } else {
+        rmsi_weff_unpack<T, W>(wa, off, wf);
+    }
+}
+
+/* RMSI_LEAN_Q's common call, E4M3 codes with a weight and ROUND_ONCE, over
+ * N vectors i, i + nt, ... of h (or x): rmsi_lean_quant's operations in its
+ * order, with rmsi_lean_norm_w's normalisation (the weights loaded beside
+ * h), the scale's slot worked out once a row (sp: nt is a multiple of L, so
+ * i % L is the thread's lane in its block), and the E4M3 pair codes of FMUL
+ * results without the NaN probe (rmsi_fp8_hw_pack's prod). The general pass
+ * tested ROUND_LLAMA around each element, the weight and the format per
+ * vector, and worked out the scale's int64 index per vector: 200 issued
+ * instructions a thread's vector where the kernel is bound by issue (ncu,
+ * S34-4, block fp8 without y at 32768x8192: DRAM at 62%). With this form 165
+ * (S35-2: DRAM at 71%, 260.4 -> 232.8 us; S35-1, alternated twice:
+ * 65536x4096 279.1 -> 247.6, with y 32768x8192 358.6 -> 348.1). The
+ * 32-register kernel, which holds both forms, spills 88 bytes instead of 80
+ * (bf16) and was faster too (S35-1: 2112x8192 24.96 -> 23.47).
+ * S2 (N == 2 with the whole warp in the step): the two blocks' amax by
+ * rmsi_block_amax2, one scale a lane (stored by the first lane of each half
+ * block), the other's reciprocal by one more shuffle. Else each lane's
+ * blocks by rmsi_block_amax over gm (the lane that stores: lead). */
+template <typename T, typename W, int N, bool S2, bool Z>
 __device__ __forceinline__ void rmsi_lean_quant_w(const uint4 *sr, const uint4 *wr, uint4 *yr, uint8_t *qr,
                                                   float *sp, int64_t sld, unsigned gm, bool lead, unsigned i,
                                                   unsigned nt, float rs, float off, bool st,
@@ -865,6 +934,7 @@ __device__ __forceinline__ void rmsi_lean_quant_w(const uint4 *sr, const uint4 *
     constexpr int L = 128 / VEC;
     constexpr int WC = rmsi_wchunks<T, W>::n;
     static_assert(L <= RMSI_WARP, "a 1x128 block within a warp");
+    static_assert(!S2 || N == 2, "the split amax pairs two vectors");
     uint4 hv[N], wv[N][WC];
 #pragma unroll
     for (int u = 0; u < N; u++) {
@@ -878,7 +948,7 @@ __device__ __forceinline__ void rmsi_lean_quant_w(const uint4 *sr, const uint4 *
     for (int u = 0; u < N; u++) {
         float wf[VEC];
         rmsi_unpack16<T>(hv[u], v[u]);
-        rmsi_weff_unpack<T, W>(wv[u], off, wf);
+        rmsi_weff_unpack_z<T, W, Z>(wv[u], off, wf);
         am[u] = 0.0f;
 #pragma unroll
         for (int e = 0; e < VEC; e++) {
@@ -888,21 +958,63 @@ __device__ __forceinline__ void rmsi_lean_quant_w(const uint4 *sr, const uint4 *
         if (yr)
             rmsi_st16(yr + (i + u * nt), rmsi_pack16_prod<T>(v[u]), st);
     }
-    rmsi_block_amax<L, N>(am, gm);
+    if constexpr (S2) {
+        const bool hi = (i & (L / 2)) != 0;
+        const float sc = rmsi_d_dynamic_scale(rmsi_block_amax2<L>(am, hi), 0.0f, p.fmax, p.s_min, p.pow2);
+        if (i % (L / 2) == 0)
+            sp[(int64_t)((i + (hi ? nt : 0u)) / L) * sld] = sc;
+        const float mine = rmsi_d_scale_recip(sc);
+        const float other = __shfl_xor_sync(0xffffffffu, mine, L / 2);
+        rmsi_lean_codes<VEC>(v[0], hi ? other : mine, qr + (size_t)i * VEC);
+        rmsi_lean_codes<VEC>(v[1], hi ? mine : other, qr + (size_t)(i + nt) * VEC);
+    } else {
+        rmsi_block_amax<L, N>(am, gm);
 #pragma unroll
-    for (int u = 0; u < N; u++) {
-        const unsigned j = i + u * nt;
-        const float sc = rmsi_d_dynamic_scale(am[u], 0.0f, p.fmax, p.s_min, p.pow2);
-        if (lead)
-            sp[(int64_t)(j / L) * sld] = sc;
-        const float inv = rmsi_d_scale_recip(sc);
-        uint32_t w[VEC / 4];
-#pragma unroll
-        for (int k = 0; k < VEC / 4; k++)
-            w[k] = rmsi_hw_fp8x4<false>(v[u][4 * k] * inv, v[u][4 * k + 1] * inv, v[u][4 * k + 2] * inv,
-                                        v[u][4 * k + 3] * inv);
-        rmsi_store_codes<VEC>(qr + (size_t)j * VEC, w);
+        for (int u = 0; u < N; u++) {
+            const unsigned j = i + u * nt;
+            const float sc = rmsi_d_dynamic_scale(am[u], 0.0f, p.fmax, p.s_min, p.pow2);
+            if (lead)
+                sp[(int64_t)(j / L) * sld] = sc;
+            rmsi_lean_codes<VEC>(v[u], rmsi_d_scale_recip(sc), qr + (size_t)j * VEC);
+        }
     }
+}
+
+/* The second pass of block fp8 without y (and without a residual), with a
+ * weight, w_off 0, ROUND_ONCE and E4M3 (rmsi_fwd_lean_rq's and
+ * rmsi_fwd_lean's S kernels, which the host launches for that call only):
+ * the steps that the whole warp takes (its last lane inside the row: cols
+ * is a multiple of 128, so a warp can straddle the row's end by a half)
+ * pair their blocks' amax (rmsi_block_amax2), the weights + 0 by the pair
+ * instruction, no y stores compiled in; the rest, one vector a step, reduce
+ * over their own block's lanes. A step of two vectors is 196 SASS
+ * instructions against 267 (sm_90a, bf16); ncu (S36-3, 32768x8192): 146
+ * issued a thread's vector against 165, DRAM at 73% against 71%; 3.6-11%
+ * faster (S36-3, alternated twice: 233.7 -> 225.2 us, 528x8192 8.10 ->
+ * 7.19). Built into the with-y and fused add kernels (their own loops
+ * unchanged), it made those 0.7-2.1% slower (S36-1, S36-2): so the S
+ * kernels are its own, and the others compile as before (252 of 256
+ * SASS-identical to session 35's on sm_90a, the other four differing in the
+ * registers of one step's last five instructions; S36-3 timed them level). */
+template <typename T, typename W>
+__device__ __forceinline__ void rmsi_lean_quant_paired(const uint4 *sr, const uint4 *wr, uint8_t *qr, float *sp,
+                                                       int i, int nt, int nvec, float rs, const rmsi_fwd_params &p,
+                                                       uint64_t pol, int l1)
+{
+    constexpr int VEC = 16 / sizeof(T);
+    constexpr int L = 128 / VEC;
+    const unsigned gm = (L == 32 ? 0xffffffffu : (1u << L) - 1u) << ((i % RMSI_WARP) & ~(L - 1));
+    const bool lead = i % L == 0;
+    const bool st = (p.cache & RMSI_CACHE_ST) != 0;
+    const int last = (i | (RMSI_WARP - 1)) - i; /* to the warp's last lane */
+    if constexpr (RMSI_MULTI_U == 2) {
+        for (; i + last + nt < nvec; i += 2 * nt)
+            rmsi_lean_quant_w<T, W, 2, true, true>(sr, wr, nullptr, qr, sp, p.scale_ld, gm, lead, i, nt, rs, 0.0f,
+                                                   st, p, pol, l1);
+    }
+    for (; i < nvec; i += nt)
+        rmsi_lean_quant_w<T, W, 1, false, true>(sr, wr, nullptr, qr, sp, p.scale_ld, gm, lead, i, nt, rs, 0.0f, st,
+                                                p, pol, l1);
 }
 #endif
 
@@ -947,7 +1059,7 @@ __device__ __forceinline__ float rmsi_lean_rstd(float ss, float *red, const rmsi
     return red[RMSI_MAX_WARPS];
 }
 
-template <typename T, typename W, bool R, bool L1, int M, bool HS = false>
+template <typename T, typename W, bool R, bool L1, int M, bool HS = false, bool S = false>
 __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, float *red)
 {
     constexpr int VEC = 16 / sizeof(T);
@@ -989,18 +1101,20 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
              * registers (sm_90a). rmsi_fwd_lean keeps its one loop, as
              * measured. */
 #if RMSI_HAVE_HW_FP8X4
-            if (p.w && !p.llama && p.fp8 == RMSI_FP8_E4M3 && (!R || (HS && hr))) {
+            if (S && !R && p.w && !p.llama && p.fp8 == RMSI_FP8_E4M3 && !yr && p.w_off == 0.0f) {
+                rmsi_lean_quant_paired<T, W>(sr, wr, qr, p.scale + row, i, nt, nvec, rs, p, pol_last, l1_last);
+            } else if (!S && p.w && !p.llama && p.fp8 == RMSI_FP8_E4M3 && (!R || (HS && hr))) {
                 constexpr int L = 128 / VEC;
                 float *sp = p.scale + row;
                 const unsigned gm = (L == 32 ? 0xffffffffu : (1u << L) - 1u) << ((t % RMSI_WARP) & ~(L - 1));
                 const bool lead = t % L == 0;
                 const bool st = (p.cache & RMSI_CACHE_ST) != 0;
                 for (; i + (U - 1) * nt < nvec; i += U * nt)
-                    rmsi_lean_quant_w<T, W, U>(sr, wr, yr, qr, sp, p.scale_ld, gm, lead, i, nt, rs, p.w_off, st,
-                                               p, pol_last, l1_last);
+                    rmsi_lean_quant_w<T, W, U, false, false>(sr, wr, yr, qr, sp, p.scale_ld, gm, lead, i, nt, rs,
+                                                             p.w_off, st, p, pol_last, l1_last);
                 for (; i < nvec; i += nt)
-                    rmsi_lean_quant_w<T, W, 1>(sr, wr, yr, qr, sp, p.scale_ld, gm, lead, i, nt, rs, p.w_off, st,
-                                               p, pol_last, l1_last);
+                    rmsi_lean_quant_w<T, W, 1, false, false>(sr, wr, yr, qr, sp, p.scale_ld, gm, lead, i, nt, rs,
+                                                             p.w_off, st, p, pol_last, l1_last);
             } else
 #endif
             if (!R || (HS && hr)) {
@@ -1031,13 +1145,15 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
     }
 }
 
-template <typename T, typename W, bool R, bool L1, bool Q = false>
+/* S: the kernel of block fp8 without y and with w_off 0 (rmsi_launch_forward
+ * picks it; rmsi_lean_quant_paired), same resources. */
+template <typename T, typename W, bool R, bool L1, bool Q = false, bool S = false>
 __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_fwd_params p)
 {
     __shared__ float red[RMSI_MAX_WARPS + 1];
     rmsi_pdl_enter();
     if constexpr (Q) /* 1x128 block fp8 output (rmsi_config_valid: 16-bit rows) */
-        rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_Q>(p, red);
+        rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_Q, false, S>(p, red);
     else if (!p.w || (R && !p.h))
         rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_ANY>(p, red);
     else if (p.llama && sizeof(T) == 2)
@@ -1063,12 +1179,12 @@ __global__ void __launch_bounds__(RMSI_MAX_THREADS, 2) rmsi_fwd_lean(const rmsi_
  * (S33-2, block fp8 32768x5120 204.9 against 225.2 us), 48 at 128 threads
  * at others (65536x4096 280.3 against the ladder's 329.5). */
 #define RMSI_LEAN_RQ_REGS 48
-template <typename T, typename W, bool R, bool L1>
+template <typename T, typename W, bool R, bool L1, bool S = false>
 __global__ void RMSI_KERNEL_REGS(RMSI_MAX_THREADS, RMSI_LEAN_RQ_REGS) rmsi_fwd_lean_rq(const rmsi_fwd_params p)
 {
     __shared__ float red[RMSI_MAX_WARPS + 1];
     rmsi_pdl_enter();
-    rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_Q, true>(p, red);
+    rmsi_fwd_lean_rows<T, W, R, L1, RMSI_LEAN_Q, true, S>(p, red);
 }
 #endif
 
@@ -1100,19 +1216,22 @@ rmsi_fwd_kernel rmsi_fwd_pick_reg(const rmsi_config *c, bool q, bool r)
 
 #if RMSI_WARP == 32
 /* The lean block quantiser: the 48-register kernel (rq) or the 32-register
- * one, with or without a residual. */
+ * one, with or without a residual; without one, the paired kernel where s. */
 template <typename T, typename W, bool L1>
-rmsi_fwd_kernel rmsi_fwd_pick_lean_q(bool r, bool rq)
+rmsi_fwd_kernel rmsi_fwd_pick_lean_q(bool r, bool rq, bool s)
 {
     if (rq)
-        return r ? rmsi_fwd_lean_rq<T, W, true, L1> : rmsi_fwd_lean_rq<T, W, false, L1>;
-    return r ? rmsi_fwd_lean<T, W, true, L1, true> : rmsi_fwd_lean<T, W, false, L1, true>;
+        return r ? rmsi_fwd_lean_rq<T, W, true, L1>
+                 : (s ? rmsi_fwd_lean_rq<T, W, false, L1, true> : rmsi_fwd_lean_rq<T, W, false, L1>);
+    return r ? rmsi_fwd_lean<T, W, true, L1, true>
+             : (s ? rmsi_fwd_lean<T, W, false, L1, true, true> : rmsi_fwd_lean<T, W, false, L1, true>);
 }
 #endif
 
 template <typename T, typename W>
-rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
+rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r, bool s)
 {
+    (void)s; /* the lean block quantiser's only (16-bit rows, 32-lane warps) */
     if (c->path == RMSI_PATH_MULTI) {
         if (c->lean) {
 #if RMSI_WARP == 32
@@ -1127,8 +1246,8 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
                  * threads or fewer) */
                 const bool rq = (r && c->tpr <= 256) || c->lean == 2;
                 if (c->vec == 16)
-                    return (c->cache & RMSI_CACHE_KNOB_L1) ? rmsi_fwd_pick_lean_q<T, W, true>(r, rq)
-                                                           : rmsi_fwd_pick_lean_q<T, W, false>(r, rq);
+                    return (c->cache & RMSI_CACHE_KNOB_L1) ? rmsi_fwd_pick_lean_q<T, W, true>(r, rq, s)
+                                                           : rmsi_fwd_pick_lean_q<T, W, false>(r, rq, s);
             }
 #endif
             return nullptr;
@@ -1142,16 +1261,18 @@ rmsi_fwd_kernel rmsi_fwd_pick(const rmsi_config *c, bool q, bool r)
     return c->cl > 1 ? nullptr : rmsi_fwd_pick_reg<T, W, false>(c, q, r);
 }
 
-rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q, bool r)
+/* s: block fp8 without y, without a residual, E4M3, a weight with w_off 0,
+ * ROUND_ONCE (the lean kernels' paired form, rmsi_lean_quant_paired) */
+rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c, bool q, bool r, bool s)
 {
     switch (dtype) {
-    case RMSI_T_F32: return rmsi_fwd_pick<float, float>(c, q, r);
+    case RMSI_T_F32: return rmsi_fwd_pick<float, float>(c, q, r, s);
     case RMSI_T_F16:
-        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_f16, float>(c, q, r)
-                                    : rmsi_fwd_pick<rmsi_f16, rmsi_f16>(c, q, r);
+        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_f16, float>(c, q, r, s)
+                                    : rmsi_fwd_pick<rmsi_f16, rmsi_f16>(c, q, r, s);
     case RMSI_T_BF16:
-        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_bf16, float>(c, q, r)
-                                    : rmsi_fwd_pick<rmsi_bf16, rmsi_bf16>(c, q, r);
+        return wdtype == RMSI_T_F32 ? rmsi_fwd_pick<rmsi_bf16, float>(c, q, r, s)
+                                    : rmsi_fwd_pick<rmsi_bf16, rmsi_bf16>(c, q, r, s);
     default: return nullptr;
     }
 }
@@ -1161,7 +1282,9 @@ rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c,
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                         int64_t grid, void *stream, int pdl)
 {
-    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE, p->res != nullptr);
+    const bool s = p->quant == RMSI_Q_BLOCK && !p->res && !p->y && p->w && p->w_off == 0.0f && !p->llama &&
+                   p->fp8 == RMSI_FP8_E4M3;
+    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE, p->res != nullptr, s);
     rmsi_fwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
         return -1;
@@ -1179,7 +1302,8 @@ int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const r
 
 int rmsi_forward_occupancy(int dtype, int wdtype, int quant, int res, const rmsi_config *c, int *ctas)
 {
-    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, quant != RMSI_Q_NONE, res != 0);
+    /* the paired kernels have the same resources as these */
+    rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, quant != RMSI_Q_NONE, res != 0, false);
     int threads = c->tpr * (c->path == RMSI_PATH_MULTI ? 1 : c->rpc);
     *ctas = 0;
     if (!k)

@@ -289,6 +289,22 @@ __device__ __forceinline__ uint32_t rmsi_f16x2_hw(float lo, float hi)
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
 }
+/* fma.rn.{bf16x2,f16x2} (sm_80+) of a pair of weights times 1 plus +0:
+ * x * 1 is exact and x + 0 is x, but for -0, which becomes +0, and a NaN,
+ * which stays a NaN: the bits of the FADD of each widened value with 0.0f
+ * but for the NaN's payload. Subnormals are kept (no .ftz). */
+__device__ __forceinline__ uint32_t rmsi_bf16x2_add0(uint32_t a)
+{
+    uint32_t r;
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(0x3f803f80u), "r"(0u));
+    return r;
+}
+__device__ __forceinline__ uint32_t rmsi_f16x2_add0(uint32_t a)
+{
+    uint32_t r;
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(0x3c003c00u), "r"(0u));
+    return r;
+}
 /* cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (sm_89+; emulated by the header below
  * that): round to nearest even, saturating to the finite max, infinities too,
  * which is ref/formats.h's rule; NaN is handled by the caller so the sign

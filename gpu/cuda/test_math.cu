@@ -13,6 +13,10 @@
  * -0.5, 0, +inf and a NaN, on both sides, packed, and rounded then packed;
  * and the E4M3 pair conversion (the quantiser's codes of v * (1 / s)) to the
  * exact encoder's code.
+ * And rmsi_add0x2 (the block quantiser's weights where w_off is 0): every
+ * 16-bit weight, bf16 and f16, in both halves of the pair, widened after the
+ * pair instruction's + 0 against widened then FADDed with 0.0f: the same
+ * bits, or a NaN both ways (whose products are the canonical NaN, above).
  * The results must be the same bits; a failure prints the first operand that
  * differs. 2^31 operands a domain, a few milliseconds on an H100.
  *
@@ -138,14 +142,46 @@ __global__ void check_nan(uint32_t base, float m, result *r)
     }
 }
 
+/* r[11], r[12]: a 16-bit weight u (bf16, f16) whose pair + 0 widens to
+ * other bits than its FADD with 0.0f (both NaN counts as equal). */
+template <typename T>
+__device__ bool same_add0(uint32_t u)
+{
+#if RMSI_HAVE_HW_PACK2
+    const uint32_t pair = u | ((u ^ 0x8000u) << 16); /* u and -u: both halves, both signs */
+    const uint32_t z = rmsi_add0x2<T>(pair);
+    const float got[2] = { rmsi_elem<T>::from_raw(z & 0xffffu), rmsi_elem<T>::from_raw(z >> 16) };
+    const float want[2] = { __fadd_rn(rmsi_elem<T>::from_raw(pair & 0xffffu), 0.0f),
+                            __fadd_rn(rmsi_elem<T>::from_raw(pair >> 16), 0.0f) };
+    for (int k = 0; k < 2; k++)
+        if (__float_as_uint(got[k]) != __float_as_uint(want[k]) && !(got[k] != got[k] && want[k] != want[k]))
+            return false;
+#else
+    (void)u;
+#endif
+    return true;
+}
+
+__global__ void check_add0(result *r)
+{
+    const uint32_t u = (uint32_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (u > 0xffffu)
+        return;
+    if (!same_add0<rmsi_bf16>(u))
+        note(&r[11], u);
+    if (!same_add0<rmsi_f16>(u))
+        note(&r[12], u);
+}
+
 } /* namespace */
 
 int main(void)
 {
-    enum { NR = 11 };
+    enum { NR = 13 };
     static const char *names[NR] = { "scale e4m3", "scale e4m3 pow2", "scale e5m2", "scale e5m2 pow2",
                                       "scale e4m3fnuz", "scale e4m3fnuz pow2", "1 / s",
-                                      "NaN result", "NaN result bf16", "NaN result f16", "NaN result e4m3" };
+                                      "NaN result", "NaN result bf16", "NaN result f16", "NaN result e4m3",
+                                      "weight + 0 bf16", "weight + 0 f16" };
     static const float muls[5] = { 1.0f, -0.5f, 0.0f, __builtin_inff(), __builtin_nanf("") };
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
@@ -165,6 +201,7 @@ int main(void)
         check<<<chunk / 256, 256>>>((uint32_t)base, d);
     for (int m = 0; m < 5; m++)
         check_nan<<<(2u * 0x7fffffu + 255u) / 256u, 256>>>(0u, muls[m], d);
+    check_add0<<<65536 / 256, 256>>>(d);
     cudaError_t e = cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost);
     (void)cudaFree(d);
     if (e != cudaSuccess) {
@@ -183,7 +220,7 @@ int main(void)
         printf("\n");
         fail |= out[i].bad != 0;
     }
-    printf("test_math: %s (every operand 0 .. +inf, bit for bit against __fdiv_rn; every NaN product and sum)\n",
+    printf("test_math: %s (every operand 0 .. +inf, bit for bit against __fdiv_rn; every NaN product and sum; every 16-bit weight + 0)\n",
            fail ? "FAILED" : "passed");
     return fail;
 }
