@@ -36,6 +36,8 @@
  * was stored (a residual stored in place no longer holds the residual), and a
  * barrier separates the first pass's h stores from the later reads.
  */
+#include <cmath>
+
 #include "gpu/common/device_math.h"
 #include "gpu/common/reduce.h"
 
@@ -1101,6 +1103,7 @@ __device__ __forceinline__ void rmsi_fwd_lean_rows(const rmsi_fwd_params &p, flo
              * registers (sm_90a). rmsi_fwd_lean keeps its one loop, as
              * measured. */
 #if RMSI_HAVE_HW_FP8X4
+            /* the host launches S for this call only (w_off +0 by its bits) */
             if (S && !R && p.w && !p.llama && p.fp8 == RMSI_FP8_E4M3 && !yr && p.w_off == 0.0f) {
                 rmsi_lean_quant_paired<T, W>(sr, wr, qr, p.scale + row, i, nt, nvec, rs, p, pol_last, l1_last);
             } else if (!S && p.w && !p.llama && p.fp8 == RMSI_FP8_E4M3 && (!R || (HS && hr))) {
@@ -1279,11 +1282,19 @@ rmsi_fwd_kernel rmsi_fwd_kernel_for(int dtype, int wdtype, const rmsi_config *c,
 
 } /* namespace */
 
+/* +0.0f and nothing else (not -0.0f) */
+static bool rmsi_is_pos_zero(float f)
+{
+    return f == 0.0f && !std::signbit(f);
+}
+
 int rmsi_launch_forward(const rmsi_fwd_params *p, int dtype, int wdtype, const rmsi_config *c,
                         int64_t grid, void *stream, int pdl)
 {
-    const bool s = p->quant == RMSI_Q_BLOCK && !p->res && !p->y && p->w && p->w_off == 0.0f && !p->llama &&
-                   p->fp8 == RMSI_FP8_E4M3;
+    /* w_off +0 by its bits: w + -0 keeps a -0 weight, which the paired
+     * kernels' + 0 (rmsi_weff_unpack_z) would make +0 */
+    const bool s = p->quant == RMSI_Q_BLOCK && !p->res && !p->y && p->w && rmsi_is_pos_zero(p->w_off) &&
+                   !p->llama && p->fp8 == RMSI_FP8_E4M3;
     rmsi_fwd_kernel k = rmsi_fwd_kernel_for(dtype, wdtype, c, p->quant != RMSI_Q_NONE, p->res != nullptr, s);
     rmsi_fwd_params q = *p;
     if (!k || grid < 1 || grid > 0x7fffffff)
