@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which kernels' machine code differs between two builds of a GPU plugin.
+r"""Which kernels' machine code differs between two builds of a GPU plugin.
 
     tools/sass_diff.py OLD.so NEW.so [--arch sm_90a] [--arch sm_80]
                        [--rename REGEX REPL] [--list N]
