@@ -10,11 +10,13 @@ ctypes: the core dlopened the same file, so both see the same pin.
     python3 bench/gpu_search.py [--shapes 4096x4096,32768x8192] [--op fwd,bwd]
 
 Ops: fwd, fused (residual added, h written), addq_block (fused + 1x128 fp8
-block quant + y), bwd, bwd_dres (adding a residual gradient), bwd_nodw (no
-dweight: what the dw partials and their reduction cost). The plugin's
-describe/enumerate hooks know only forward or backward, so for fused and
-addq_block the "ladder" text is the plain forward's; the ladder's time is
-the op's own (the pins that op rejects are skipped).
+block quant + y), addq_block_noy (the same without y), q_block (1x128 fp8
+block quant of x, no y), q_block_y (the same with y), bwd, bwd_dres (adding
+a residual gradient), bwd_nodw (no dweight: what the dw partials and their
+reduction cost). The plugin's describe/enumerate hooks know only forward or
+backward, so for the fused and fp8 ops the "ladder" text is the plain
+forward's (gpu/cuda/ladder_dump.cc prints the op's own); the ladder's time
+is the op's own (the pins that op rejects are skipped).
 """
 import argparse
 import ctypes as C
@@ -48,12 +50,24 @@ def plugin_table(path):
     return (SET_FN(fp[base + 11]), DESC_FN(fp[base + 12]), ENUM_FN(fp[base + 13]))
 
 
+def extra_specs(op):
+    """Lean configs of the block quantiser that the plain forward's
+    enumeration does not list."""
+    if "q_block" not in op:
+        return []
+    lean = [1] if op.startswith("addq") else [1, 2]
+    return ["path=multi,vec=16,tpr=%d,cps=0,cache=%d,lean=%d" % (t, c, ln) for ln in lean
+            for t in ((64,) if ln == 1 else (64, 128, 192, 256)) for c in (0, 1, 4, 5)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default="build/librmsnorm.so")
     ap.add_argument("--plugin", default="build/librmsnorm_cuda.so")
     ap.add_argument("--shapes", default="1x8192,32x4096,1024x4096,4096x4096,16384x5120,32768x8192,65536x2048")
-    ap.add_argument("--op", default="fwd,bwd", help="fwd, fused, addq_block, bwd, bwd_dres, bwd_nodw (comma list)")
+    ap.add_argument("--op", default="fwd,bwd",
+                    help="fwd, fused, addq_block, addq_block_noy, q_block, q_block_y, bwd, bwd_dres, bwd_nodw "
+                    "(comma list)")
     ap.add_argument("--ladder-only", action="store_true", help="time the ladder's config only, no enumeration")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
@@ -72,10 +86,13 @@ def main():
             w = torch.rand(cols, dtype=torch.bfloat16, device="cuda") + 0.5
             y = torch.empty_like(x)
             if opc == 0:
-                res = torch.randn_like(x) if op != "fwd" else None
-                h = torch.empty_like(x) if op != "fwd" else None
+                add = op in ("fused", "addq_block", "addq_block_noy")
+                res = torch.randn_like(x) if add else None
+                h = torch.empty_like(x) if add else None
                 q = sc = None
-                quant = R.Q_BLOCK if op == "addq_block" else R.Q_NONE
+                quant = R.Q_BLOCK if "q_block" in op else R.Q_NONE
+                if op in ("addq_block_noy", "q_block"):
+                    y = None
                 if quant != R.Q_NONE:
                     q = torch.empty(rows, cols, dtype=torch.uint8, device="cuda")
                     sc = torch.empty((cols // 128) * ((rows + 3) // 4 * 4), dtype=torch.float32, device="cuda")
@@ -103,6 +120,16 @@ def main():
                     times[spec.decode()] = P.median_graph_time([call], target_ms=1.0, replays=5)
                 except RuntimeError:
                     pass
+            # config_enumerate lists the plain forward's space: the block
+            # quantiser's 48-register kernel (lean=2 without a residual) and
+            # CTAs of 64 threads for the lean kernels are tried here too
+            for spec in extra_specs(op):
+                if cset(spec.encode()) != 0 or spec in times:
+                    continue
+                try:
+                    times[spec] = P.median_graph_time([call], target_ms=1.0, replays=5)
+                except RuntimeError:
+                    pass
             cset(b"auto")
             # The first timing of a shape reads high (up to 14% at the largest
             # backward shapes in S5-7: clocks and first-capture effects), so the
@@ -121,9 +148,10 @@ def main():
                 100 * (t_ladder / times[best] - 1), len(times)), flush=True)
             del x, y, a
             torch.cuda.empty_cache()
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+            # after every shape: a search cut short by a timeout keeps what it found
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":
