@@ -54,10 +54,12 @@
  *     29); the fused add with the block quantiser, h stored, of 512-2048
  *     vectors in multiples of 128 from 31 rows an SM, 256 or 128 threads,
  *     cache = 5, in the 48-register kernel (rmsi_fwd_lean_rquant, sessions
- *     33-34); the block quantiser without a residual from 31 rows an SM
- *     (with y to 1024 vectors; above, multiples of 256 from 62 rows an
- *     SM) in the same kernel, 128 or 256 threads, cache = 5 (1 with y at
- *     1025-1536 vectors; rmsi_fwd_lean_quant48, session 34).
+ *     33-34; with y at 512 and 1024 vectors from 7 rows an SM, session 37);
+ *     the block quantiser without a residual from 31 rows an SM
+ *     (with y to 1024 vectors, at 256-1024 of them from 7 rows an SM;
+ *     above, multiples of 256 from 62 rows an SM) in the same kernel, 64,
+ *     128 or 256 threads, cache = 5 (1 with y at 512, 640 and 1025-1536
+ *     vectors; rmsi_fwd_lean_quant48, sessions 34-37).
  *  3. Forward: a row group per CTA-row, the grid covering the rows (cps = 0,
  *     no persistent loop; a persistent grid with the next row staged in
  *     shared memory was 1-20% slower, S13-1, and the register kernel with
@@ -172,6 +174,41 @@ static int rmsi_nv_cfg(const rmsi_shape *s, const rmsi_config *c)
  * session 3). The staged backward (stage = 1) takes one row group a CTA of
  * >= 64 threads, two of 256 threads at 2 vectors when rows are few. */
 #define RMSI_LADDER_WARP 32
+/* rmsi_fwd_narrow_fused: 16-bit rows of 64 vectors (512 bf16 columns)
+ * with the 1x128 block quantiser or a fused add that stores h, at 4 to 11
+ * and at 31 to 61 rows an SM, where bench/gpu_search.py (S37-1) found the
+ * ladder 4-12% behind. At 4-11 rows an SM one vector a thread (64 threads)
+ * and two rows a CTA, where the ladder gave two vectors and four rows;
+ * at 31-61 sixteen rows a CTA of 32 threads instead of four. S37-2
+ * (rmsnorm-bench, the pins against the ladder, alternated twice for
+ * rpc = 16, once for the others, us; ladder / tpr=64,nv=1,rpc=2 /
+ * tpr=32,nv=2,rpc=16):
+ * - block fp8 without y: 1024x512 2.91 / 2.61 / 3.04, 2048x512 3.44 /
+ *   3.59 / 3.44, 4096x512 4.85 / 5.35 / 4.54, 8192x512 7.44 / 9.01 / 7.28;
+ * - with y: 1024x512 3.10 / 2.79 / 3.24, 2048x512 3.71 / 3.93 / 3.71,
+ *   4096x512 5.44 / 6.00 / 5.08, 8192x512 8.53 / 10.33 / 8.35;
+ * - fused add: 1024x512 2.93 / 2.80 / 3.01, 2048x512 3.92 / 4.26 / 3.91,
+ *   4096x512 6.28 / 6.13 / 5.86, 8192x512 10.37 / 10.03 / 10.49;
+ * - add + block fp8 with y: 1024x512 3.48 / 3.25 / 3.67, 2048x512 4.60 /
+ *   4.85 / 4.57, 4096x512 6.68 / 7.32 / 6.69, 8192x512 11.93 / 12.19 /
+ *   12.27.
+ * So 4-11 rows an SM (1024 rows; 2048 lost) and 31-61 (4096; at 8192 the
+ * fused add lost); 16384-65536 rows stay (the ladder first or within 2%
+ * but for block fp8 without y at 65536x512, where 16 threads of 4
+ * vectors led 45.51 -> 43.32, not taken). The rpc = 16 pins ran a
+ * persistent grid of 2 CTAs an SM (cps = 2; at 4096 rows the same 256
+ * CTAs), the rule covers the rows (cps = 0). S37-3, the rule against
+ * 97b68cc's ladder, alternated twice, us: block fp8 1024x512 2.95 -> 2.64
+ * (fp16 the same), 4096x512 4.87 -> 4.56; with y 3.13 -> 2.82, 5.48 ->
+ * 5.11; fused add 2.95 -> 2.84, 6.35 -> 5.89; add + block with y 3.52 ->
+ * 3.29, 6.69 -> 6.71 (level); 2048 and 8192 rows unchanged. The
+ * per-tensor and per-token modes and fp32 rows were not measured. */
+static int rmsi_fwd_narrow_fused(const rmsi_shape *s)
+{
+    return s->op == RMSI_OP_FWD && s->esz == 2 &&
+           (s->quant == RMSI_Q_BLOCK || (s->res && s->hout && s->quant == RMSI_Q_NONE));
+}
+
 static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
 {
     if (s->op == RMSI_OP_FWD) {
@@ -186,6 +223,14 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
              * (rmsi_fwd_lean_plain); fp32 rows of 2048 columns, not
              * measured, still come here. */
             return 2;
+        if (rmsi_nvec(s) == 64 && rmsi_fwd_narrow_fused(s)) {
+            /* 64 vectors: two rows a CTA of one vector a thread at 4 to 11
+             * rows an SM, sixteen of two at 31 to 61 (rmsi_fwd_narrow_fused) */
+            if (tpr == 64 && s->rows >= 4LL * s->sms && s->rows < 12LL * s->sms)
+                return 2;
+            if (tpr == 32 && s->rows >= 31LL * s->sms && s->rows < 62LL * s->sms)
+                return 16;
+        }
         stage = 0; /* the forward's stage is where its weights load, not a staged row */
     }
     const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
@@ -732,11 +777,20 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * 182.70 -> 180.29 (128 threads), 8192x10240 196.39 -> 190.65 (256; 128
  * 202.87). 4092x5120 with y lost (50.78 -> 52.35; 256 threads 52.74),
  * hence 62 rows an SM for the 128-thread widths; without y there, and
- * 6144 or 10240 columns at 31-61 rows an SM, were not measured. */
+ * 6144 or 10240 columns at 31-61 rows an SM, were not measured.
+ * Session 37: with y at 512 and 1024 vectors from 7 rows an SM (S37-2 pins,
+ * S37-3 against 97b68cc's ladder, alternated twice, us): 1024x4096 12.34
+ * -> 11.82, 1024x8192 22.91 -> 21.39, 2048x8192 42.16 -> 40.08, 4091x8192
+ * 80.67 -> 77.25; at 4 rows an SM it lost (528x4096 6.94 -> 7.61), so 7.
+ * Without y there and 640 vectors (256x5120: 6.05 against 5.89 at 256
+ * threads, cache = 1) were not taken. */
 #define RMSI_LEAN_RQ_128_ROWS_PER_SM 248
 #define RMSI_LEAN_RQ_ODD_ROWS_PER_SM 62
 #define RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM 16
 #define RMSI_LEAN_QUANT48_Y_ROWS_PER_SM 62
+#define RMSI_LEAN_QUANT48_Y_FEW_ROWS_PER_SM 7
+#define RMSI_LEAN_Q64_512_ROWS_PER_SM 124
+#define RMSI_LEAN_RQ_Y_FEW_ROWS_PER_SM 7
 /* rmsi_fwd_lean_quant48: the 1x128 block quantiser of 16-bit rows without a
  * residual, from 31 rows an SM: the 48-register lean kernel (lean = 2,
  * forward.cu rmsi_fwd_lean_rq), 128 threads to 1024 vectors and 256 above,
@@ -795,7 +849,38 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
  * -> 20.03, 2112x8192 25.03 -> 22.16, 2112x4096 13.83 -> 12.42, 4092x4096
  * 22.36 -> 20.34, fp16 65536x2048 171.29 -> 126.72; with y 65536x4096
  * 353.16 -> 342.32, 16384x4096 91.76 -> 88.83, 4092x4096 26.72 -> 25.09,
- * 65536x2048 192.60 -> 172.01, 8192x2048 27.88 -> 25.07. */
+ * 65536x2048 192.60 -> 172.01, 8192x2048 27.88 -> 25.07.
+ * Session 37 searched the forward grid's block fp8 cells (bench/gpu_search.py
+ * with the lean configs its enumeration leaves out, S37-1) and moved four
+ * edges, each timed against 97b68cc's ladder (S37-2, S37-3, rmsnorm-bench,
+ * alternated twice, bf16, us, old -> new):
+ * - without y, 64 threads at 640 vectors from 31 rows an SM and at 512
+ *   from 124 (session 36's paired kernels: at 128 threads a thread of a
+ *   640-vector row takes a lone fifth vector): 8192x5120 45.10 -> 43.79,
+ *   32768x5120 154.61 -> 144.64, 65536x5120 300.39 -> 276.49 (fp16
+ *   296.99 -> 275.25), 4096x5120 25.24 -> 25.04, 16384x4096 63.94 ->
+ *   63.16, 32768x4096 121.61 -> 116.20, 65536x4096 237.16 -> 222.48; at
+ *   512 vectors under 124 rows an SM 64 threads lost (S37-2: 4096x4096
+ *   19.63 -> 20.16, 8192x4096 34.56 -> 35.42);
+ * - with y, cache = 1 at 640 vectors as at 512: 16384x5120 116.60 ->
+ *   112.79, 32768x5120 227.61 -> 222.17, 65536x5120 446.77 -> 435.11,
+ *   4096x5120 33.17 -> 32.68;
+ * - with y at 256 vectors from 31 rows an SM (62 before): 4096x2048 15.65
+ *   -> 14.39, 4092x2048 15.51 -> 14.36, 8183x2048 27.85 -> 25.06;
+ * - with y at 7-30 rows an SM, 256, 512, 640 and 1024 vectors: this kernel
+ *   (the register path before), cache = 5, 128 threads (256 at 1024
+ *   vectors, 64 at 640 under 8 rows an SM): 1024x2048 5.67 -> 5.63,
+ *   1024x4096 9.40 -> 8.94, 1024x5120 12.62 -> 10.84, 1056x5120 12.83 ->
+ *   11.17, 1024x8192 16.19 -> 15.35, 2048x4096 16.81 -> 14.72, 2048x8192
+ *   28.93 -> 26.79, 2112x8192 29.53 -> 27.81. The pins behind the
+ *   choices (S37-2, us, 64 / 128 / 256 threads): 1024x5120 10.75 / 11.01
+ *   / 11.40, 2048x5120 19.57 / 18.06 / 20.93, 1024x2048 5.50 / 5.60 /
+ *   6.46, 2048x2048 8.75 / 8.38 / 10.74, 1024x8192 16.34 / 16.37 / 15.35,
+ *   2048x8192 32.08 / 27.02 / 26.79. Under 7 rows an SM, 768 and 896
+ *   vectors, and fp32 weights or w_off != 0 (which take the unpaired
+ *   kernels at the same configs) were not measured; 512x4096 with y
+ *   (3.9 rows an SM) read 6.68 on the register path and 5.36 at 256
+ *   threads here, not taken. */
 
 /* At least per_sm rows an SM: the row bounds of the rules above. */
 static int rmsi_rows_per_sm_ge(const rmsi_shape *s, int per_sm)
@@ -804,15 +889,17 @@ static int rmsi_rows_per_sm_ge(const rmsi_shape *s, int per_sm)
 }
 
 /* The rows rmsi_fwd_lean_quant48 takes: without y to 1024 vectors from 16
- * rows an SM; with y at 256 vectors, and above 1024 in multiples of 256,
- * from 62; else from 31. */
+ * rows an SM; with y above 1024 in multiples of 256 from 62; else from 31
+ * (with y at 256 vectors from 62 until session 37). */
 static int rmsi_fwd_quant48_rows(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
     if (!s->yout && nvec <= 1024)
         return rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM);
-    if (s->yout && (nvec == 256 || nvec > 1024))
+    if (s->yout && nvec > 1024)
         return nvec % 256 == 0 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_Y_ROWS_PER_SM);
+    if (s->yout && (nvec == 256 || nvec == 512 || nvec == 640 || nvec == 1024))
+        return rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_Y_FEW_ROWS_PER_SM);
     return rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
 }
 
@@ -886,10 +973,19 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         l1 = 1;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && rmsi_fwd_quant48_rows(s) && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant48: the 48-register kernel, 64 threads at 256
-         * vectors, 128 to 1024, 256 above; the L1 hints except with y at
-         * 512 vectors and above 1024 to 1536 */
+         * vectors (without y at 512 and 640 too, from 31 rows an SM), 128
+         * to 1024, 256 above; the L1 hints except with y at 512 and 640
+         * vectors and above 1024 to 1536 */
         tpr = nvec == 256 ? 64 : nvec > 1024 ? 256 : 128;
-        l1 = !s->yout || (nvec != 512 && nvec <= 1024) || nvec > 1536;
+        if (!s->yout && (nvec == 640 ? rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM)
+                                     : nvec == 512 && rmsi_rows_per_sm_ge(s, RMSI_LEAN_Q64_512_ROWS_PER_SM)))
+            tpr = 64;
+        l1 = !s->yout || (nvec != 512 && nvec != 640 && nvec <= 1024) || nvec > 1536;
+        if (s->yout && !rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM)) {
+            /* with y at 7-30 rows an SM (rmsi_fwd_quant48_rows) */
+            tpr = nvec == 1024 ? 256 : nvec == 640 && !rmsi_rows_per_sm_ge(s, 8) ? 64 : 128;
+            l1 = 1;
+        }
         lean = 2;
     } else if (s->quant == RMSI_Q_BLOCK && !s->res && nvec <= rmsi_reg_nvec_max(s)) {
         /* rmsi_fwd_lean_quant: 256 threads (512 from 1537 vectors), no L1
@@ -970,7 +1066,9 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     const int many = rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM);
     const int lean_quant = !s->res && s->quant == RMSI_Q_BLOCK && (!s->yout || rmsi_fwd_quant48_rows(s));
     const int lean_rquant = s->res && s->hout && s->quant == RMSI_Q_BLOCK && nvec % 128 == 0 &&
-                            (nvec % 256 == 0 ? many : rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_ODD_ROWS_PER_SM));
+                            (nvec % 256 == 0 ? many || (s->yout && (nvec == 512 || nvec == 1024) &&
+                                                        rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_Y_FEW_ROWS_PER_SM))
+                                             : rmsi_rows_per_sm_ge(s, RMSI_LEAN_RQ_ODD_ROWS_PER_SM));
     const int lean_plain = !s->res && s->quant == RMSI_Q_NONE && nvec % 128 == 0 &&
                            nvec <= rmsi_reg_nvec_max(s) && many;
     const int lean = ((lean_fused || lean_quant || lean_rquant || lean_plain) && nvec >= 512) ||
@@ -1137,6 +1235,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * keep 512 x 2, the search's best at 1x8192 and 32x8192. */
             nv = 2;
         else if (s->rows < 4LL * s->sms)
+            nv = 1;
+        else if (nvec == 64 && rmsi_fwd_narrow_fused(s) && s->rows < 12LL * s->sms)
+            /* 64 vectors, 4 to 11 rows an SM: one vector a thread, two rows
+             * a CTA (rmsi_fwd_narrow_fused) */
             nv = 1;
         else if (nvec <= 64 || (two_mid && ((rps < 16 && nvec <= 512) || (rps < 64 && nvec <= 256))))
             nv = 2;

@@ -416,7 +416,7 @@ int main()
     check_rule(RMSI_OP_FWD, 4096, 2048, 4, RMSI_Q_NONE, 0, 4, 0); /* fp32; 16-bit 4096x4096: the lean kernel (S29) */
     check_rule_no_hout(4096, 4096, 4);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_NONE, 0, 2, 0);
-    check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
+    check_rule(RMSI_OP_FWD, 2048, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 1, 2048, 2, RMSI_Q_TOKEN, 1, 1, 0);
     /* session 15 (S15-2..S15-4): session 12's exception (the weights after
      * the reduction for 16-bit rows of 640+ vectors, not a power of two,
@@ -445,22 +445,35 @@ int main()
     check_fwd_shape_esz(32768, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4);
     check_fwd_shape_esz(16896, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
     check_fwd_shape_esz(16895, 2048, 4, RMSI_Q_NONE, 0, 128, 1, 4);
-    check_fwd_shape(4091, 4096, RMSI_Q_BLOCK, 0, 128, 1, 4); /* with y under 31 rows an SM: the register path */
+    check_fwd_shape(923, 4096, RMSI_Q_BLOCK, 0, 256, 1, 2); /* with y under 7 rows an SM: the register path */
     /* the 48-register lean kernel (S34-1) from 31 rows an SM, with y too to
-     * 1024 vectors; with y at 512 vectors without the L1 hints (S35-2) */
-    check_fwd_lean_quant_y(32768, 4096, 128, 2, 128, 0, 1);
+     * 1024 vectors; with y at 512 vectors without the L1 hints (S35-2), and
+     * at 640 (S37-2); without y 64 threads at 512 and 640 vectors (S37-2) */
+    check_fwd_lean_quant_y(32768, 4096, 64, 2, 128, 0, 1);
     check_fwd_lean_quant_y(4092, 4096, 128, 2, 128, 0, 1);
+    check_fwd_lean_quant_y(16368, 4096, 64, 2, 128, 0, 1); /* 64 threads at 512 vectors from 124 rows an SM */
+    check_fwd_lean_quant_y(16367, 4096, 128, 2, 128, 0, 1);
+    check_fwd_lean_quant_y(16384, 5120, 64, 2, 128, 0, 1);
+    check_fwd_lean_quant_y(4092, 5120, 64, 2, 128, 0, 1);
     check_fwd_lean_quant(4096, 8192, 128, 2, 128, 0);
     /* without y to 1024 vectors the 48-register kernel from 16 rows an SM
      * (S35-2), the 32-register one (S28-1, S28-2) below */
-    check_fwd_lean_quant(4091, 4096, 128, 2, 0, 4);
-    check_fwd_lean_quant(4091, 8192, 128, 2, 0, 4);
-    check_fwd_lean_quant(2112, 8192, 128, 2, 0, 4);
-    check_fwd_lean_quant(2111, 8192, 256, 1, 0, 4);
-    check_fwd_lean_quant(2111, 4096, 256, 1, 0, 2);
+    check_fwd_lean_quant(4091, 4096, 128, 2, 128, 0);
+    check_fwd_lean_quant(4091, 8192, 128, 2, 256, 0);
+    check_fwd_lean_quant(2112, 8192, 128, 2, 256, 0);
+    check_fwd_lean_quant(2111, 8192, 256, 1, 256, 0);
+    check_fwd_lean_quant(2111, 4096, 256, 1, 128, 0);
     check_fwd_lean_quant(264, 4096, 256, 1, 0, 1);
-    check_fwd_lean_quant(32768, 5120, 128, 2, 128, 0);
+    check_fwd_lean_quant_y(32768, 5120, 64, 2, 128, 0, 1);
     check_fwd_lean_quant(32768, 6144, 128, 2, 128, 0);
+    check_fwd_lean_quant(4091, 5120, 128, 2, 128, 0); /* 64 threads from 31 rows an SM only */
+    /* with y at 7-30 rows an SM (S37-2): the 48-register kernel, cache = 5,
+     * 64 threads at 640 vectors under 8 rows an SM */
+    check_fwd_lean_quant(1024, 5120, 256, 1, 64, 0);
+    check_fwd_lean_quant(1056, 5120, 256, 1, 128, 0);
+    check_fwd_lean_quant(1024, 8192, 256, 1, 256, 0);
+    check_fwd_lean_quant(923, 8192, 256, 1, 0, 4);
+    check_fwd_lean_quant(923, 6144, 256, 1, 0, 4); /* 768 vectors: not measured */
     /* with y above 1024 vectors: multiples of 256 from 62 rows an SM, 256
      * threads, cache = 1 to 1536 vectors (S34-5) */
     check_fwd_lean_quant(8192, 9216, 256, 2, 0, 4); /* 1152 vectors: y on the register path */
@@ -473,13 +486,14 @@ int main()
     check_rule(RMSI_OP_FWD, 263, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 2 rows an SM */
     check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
     /* 256 vectors: the 48-register kernel at 64 threads (S35-2, S35-3),
-     * without y from 16 rows an SM, with y from 62; the register path
-     * below (S28-2) */
+     * without y from 16 rows an SM, with y from 31 (62 until S37-2); the
+     * register path below (S28-2) */
     check_fwd_lean_quant(65536, 2048, 64, 2, 64, 0);
     check_fwd_lean_quant(8184, 2048, 64, 2, 64, 0);
-    check_fwd_lean_quant(8183, 2048, 64, 2, 0, 2);
-    check_fwd_lean_quant(2112, 2048, 64, 2, 0, 2);
-    check_rule(RMSI_OP_FWD, 8183, 2048, 2, RMSI_Q_BLOCK, 0, 2, 0);
+    check_fwd_lean_quant(4092, 2048, 64, 2, 64, 0);
+    check_fwd_lean_quant(4091, 2048, 64, 2, 128, 0);
+    check_fwd_lean_quant(2112, 2048, 64, 2, 128, 0);
+    check_rule(RMSI_OP_FWD, 923, 2048, 2, RMSI_Q_BLOCK, 0, 2, 0);
     {
         rmsi_shape s = h200_shape(RMSI_OP_FWD, 2111, 2048, 2, RMSI_Q_BLOCK, 0);
         rmsi_config c;
@@ -697,7 +711,11 @@ int main()
     check_fwd_lean_at(65536, 4096, RMSI_Q_BLOCK, 1, 256);
     check_fwd_lean_at(8192, 12288, RMSI_Q_BLOCK, 1, 256);
     check_fwd_lean_at(8192, 16384, RMSI_Q_BLOCK, 1, 256);
-    check_rule(RMSI_OP_FWD, 4091, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    /* with y at 512 and 1024 vectors from 7 rows an SM (S37-2, S37-3) */
+    check_fwd_lean_at(4091, 8192, RMSI_Q_BLOCK, 1, 256);
+    check_fwd_lean_at(924, 4096, RMSI_Q_BLOCK, 1, 256);
+    check_rule(RMSI_OP_FWD, 923, 8192, 2, RMSI_Q_BLOCK, 1, 2, 0);
+    check_rule(RMSI_OP_FWD, 528, 4096, 2, RMSI_Q_BLOCK, 1, 2, 0); /* S37-3: 6.94 us, the lean kernel 7.61 */
     check_rule(RMSI_OP_FWD, 4091, 16384, 2, RMSI_Q_BLOCK, 1, 4, 0);
     /* every multiple of 128 vectors (session 34): 256 threads where they
      * share the row evenly, else 128; 128 without y at 512 vectors from
