@@ -78,8 +78,11 @@
  *     from 1 row per SM, rows of 512 or 1024 vectors take 256 threads
  *     instead (plain forward only, the case measured), and below it 16-bit
  *     rows of 512 vectors too (session 30); fused adds of 512 16-bit
- *     vectors at 1.5 to 2 rows an SM take 256 threads too (session 31).
- *     Threads per row: the balanced width for that many vectors, at least
+ *     vectors at 1.5 to 2 rows an SM take 256 threads too (session 31);
+ *     rows of 64 16-bit vectors with the block quantiser or a fused add
+ *     that stores h take one vector a thread and two rows a CTA at 4-11
+ *     rows an SM, sixteen rows a CTA at 31-61 (rmsi_fwd_narrow_fused,
+ *     session 37). Threads per row: the balanced width for that many vectors, at least
  *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
  *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
  *     weights after the reduction, a second latency that only many CTAs an
