@@ -206,10 +206,17 @@ static int rmsi_nv_cfg(const rmsi_shape *s, const rmsi_config *c)
  * 5.11; fused add 2.95 -> 2.84, 6.35 -> 5.89; add + block with y 3.52 ->
  * 3.29, 6.69 -> 6.71 (level); 2048 and 8192 rows unchanged. The
  * per-tensor and per-token modes and fp32 rows were not measured. */
+/* Rows a CTA the rule gives (2 at 4-11 rows an SM, 16 at 31-61), 0 where
+ * it does not apply: one place for both of its bounds, which the vector
+ * count (rmsi_ladder) and the rows a CTA (rmsi_rpc_for) read. */
 static int rmsi_fwd_narrow_fused(const rmsi_shape *s)
 {
-    return s->op == RMSI_OP_FWD && s->esz == 2 &&
-           (s->quant == RMSI_Q_BLOCK || (s->res && s->hout && s->quant == RMSI_Q_NONE));
+    if (s->op != RMSI_OP_FWD || s->esz != 2 || rmsi_nvec(s) != 64 ||
+        !(s->quant == RMSI_Q_BLOCK || (s->res && s->hout && s->quant == RMSI_Q_NONE)))
+        return 0;
+    if (s->rows >= 4LL * s->sms && s->rows < 12LL * s->sms)
+        return 2;
+    return s->rows >= 31LL * s->sms && s->rows < 62LL * s->sms ? 16 : 0;
 }
 
 static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
@@ -226,14 +233,11 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
              * (rmsi_fwd_lean_plain); fp32 rows of 2048 columns, not
              * measured, still come here. */
             return 2;
-        if (rmsi_nvec(s) == 64 && rmsi_fwd_narrow_fused(s)) {
-            /* 64 vectors: two rows a CTA of one vector a thread at 4 to 11
-             * rows an SM, sixteen of two at 31 to 61 (rmsi_fwd_narrow_fused) */
-            if (tpr == 64 && s->rows >= 4LL * s->sms && s->rows < 12LL * s->sms)
-                return 2;
-            if (tpr == 32 && s->rows >= 31LL * s->sms && s->rows < 62LL * s->sms)
-                return 16;
-        }
+        /* 64 vectors: two rows a CTA of one vector a thread, or sixteen of
+         * two (rmsi_fwd_narrow_fused) */
+        const int narrow = rmsi_fwd_narrow_fused(s);
+        if ((narrow == 2 && tpr == 64) || (narrow == 16 && tpr == 32))
+            return narrow;
         stage = 0; /* the forward's stage is where its weights load, not a staged row */
     }
     const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
@@ -792,6 +796,7 @@ static int rmsi_fwd_cluster(const rmsi_shape *s, rmsi_config *c)
 #define RMSI_LEAN_QUANT48_FEW_ROWS_PER_SM 16
 #define RMSI_LEAN_QUANT48_Y_ROWS_PER_SM 62
 #define RMSI_LEAN_QUANT48_Y_FEW_ROWS_PER_SM 7
+#define RMSI_LEAN_QUANT48_Y_640_128_ROWS_PER_SM 8
 #define RMSI_LEAN_Q64_512_ROWS_PER_SM 124
 #define RMSI_LEAN_RQ_Y_FEW_ROWS_PER_SM 7
 /* rmsi_fwd_lean_quant48: the 1x128 block quantiser of 16-bit rows without a
@@ -986,7 +991,9 @@ static int rmsi_fwd_lean_rule(const rmsi_shape *s, rmsi_config *c)
         l1 = !s->yout || (nvec != 512 && nvec != 640 && nvec <= 1024) || nvec > 1536;
         if (s->yout && !rmsi_rows_per_sm_ge(s, RMSI_LEAN_PLAIN_ROWS_PER_SM)) {
             /* with y at 7-30 rows an SM (rmsi_fwd_quant48_rows) */
-            tpr = nvec == 1024 ? 256 : nvec == 640 && !rmsi_rows_per_sm_ge(s, 8) ? 64 : 128;
+            tpr = nvec == 1024 ? 256
+                  : nvec == 640 && !rmsi_rows_per_sm_ge(s, RMSI_LEAN_QUANT48_Y_640_128_ROWS_PER_SM) ? 64
+                                                                                                  : 128;
             l1 = 1;
         }
         lean = 2;
@@ -1239,7 +1246,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2;
         else if (s->rows < 4LL * s->sms)
             nv = 1;
-        else if (nvec == 64 && rmsi_fwd_narrow_fused(s) && s->rows < 12LL * s->sms)
+        else if (rmsi_fwd_narrow_fused(s) == 2)
             /* 64 vectors, 4 to 11 rows an SM: one vector a thread, two rows
              * a CTA (rmsi_fwd_narrow_fused) */
             nv = 1;

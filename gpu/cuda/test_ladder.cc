@@ -417,6 +417,20 @@ int main()
     check_rule_no_hout(4096, 4096, 4);
     check_rule(RMSI_OP_FWD, 1024, 512, 2, RMSI_Q_NONE, 0, 2, 0);
     check_rule(RMSI_OP_FWD, 2048, 512, 2, RMSI_Q_BLOCK, 0, 2, 0);
+    /* 64 vectors with block fp8 or a fused add storing h (S37-2, S37-3):
+     * one vector and two rows a CTA at 4-11 rows an SM, sixteen rows of
+     * two vectors at 31-61; the plain forward and the rows between keep
+     * two vectors and four rows */
+    check_fwd_shape(1024, 512, RMSI_Q_BLOCK, 0, 64, 2, 1);
+    check_fwd_shape(528, 512, RMSI_Q_BLOCK, 1, 64, 2, 1);
+    check_fwd_shape(1583, 512, RMSI_Q_NONE, 1, 64, 2, 1);
+    check_fwd_shape(1584, 512, RMSI_Q_BLOCK, 0, 32, 4, 2);
+    check_fwd_shape(4091, 512, RMSI_Q_BLOCK, 0, 32, 4, 2);
+    check_fwd_shape(4092, 512, RMSI_Q_BLOCK, 0, 32, 16, 2);
+    check_fwd_shape(8183, 512, RMSI_Q_NONE, 1, 32, 16, 2);
+    check_fwd_shape(8184, 512, RMSI_Q_BLOCK, 0, 32, 4, 2);
+    check_fwd_shape(4096, 512, RMSI_Q_NONE, 0, 32, 4, 2);
+    check_fwd_shape(4096, 1024, RMSI_Q_BLOCK, 0, 64, 1, 2); /* 128 vectors: not this rule */
     check_rule(RMSI_OP_FWD, 1, 2048, 2, RMSI_Q_TOKEN, 1, 1, 0);
     /* session 15 (S15-2..S15-4): session 12's exception (the weights after
      * the reduction for 16-bit rows of 640+ vectors, not a power of two,
