@@ -1056,6 +1056,123 @@ static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
                              nvec == 256 ? 1 + RMSI_CACHE_KNOB_L1 : 1, 1);
 }
 
+/* The 1x128 block quantiser of 16-bit rows at widths and row counts where
+ * session 38 found the rules above more than 2% behind the best pin: one
+ * row a table entry, rows an SM as a half-open range in quarters (lo4 = 6:
+ * from 1.5 rows an SM). bench/gpu_search.py (S38-1, L2-hot) flagged the
+ * forward grid's cells; rmsnorm-bench (S38-1, S38-2: pins against the
+ * ladder at the cells and their neighbours, alternated twice, bf16, us)
+ * set each range, the ladder's time -> the entry's:
+ * - without y, 256 vectors, 3-30 rows an SM, the 48-register kernel at 128
+ *   threads (64 before from 16 rows an SM, the register path under it):
+ *   400x2048 3.46 -> 3.13, 528x2048 3.57 -> 3.40, 1024x2048 5.06 -> 4.70,
+ *   1584x2048 6.90 -> 6.08, 2048x2048 7.83 -> 7.06, 2112x2048 7.45 ->
+ *   7.22, 3000x2048 9.61 -> 9.02; level at 4092x2048 (11.57 / 11.58), lost
+ *   at 264x2048 (2.71 -> 2.85) and 8192x2048 (19.08 -> 20.35);
+ * - without y, 640 vectors: at 1.5-2.9 rows an SM the 48-register kernel
+ *   at 256 threads, cache = 4: 200x5120 4.21 -> 4.01, 256x5120 4.36 ->
+ *   4.21, 300x5120 4.73 -> 4.48, 330x5120 4.83 -> 4.56 (lost at 180 rows,
+ *   3.68 -> 3.95; 400 rows: 5.25 -> 5.39); at 6-7.9 the 32-register kernel
+ *   at 128 threads, cache = 4: 800x5120 8.15 -> 7.48, 924x5120 8.53 ->
+ *   7.91, 1024x5120 8.78 -> 8.56 (it lost from 1150 rows: 10.83 -> 11.78);
+ *   at 8-15.9 the 48-register kernel at 128 threads, cache = 4: 1150x5120
+ *   10.83 -> 9.14, 1300x5120 11.36 -> 9.47, 1584x5120 12.74 -> 12.52; at
+ *   31-247 cache = 4 instead of 5: 8192x5120 43.70 -> 42.24, 16384x5120
+ *   77.67 -> 75.82, 24576x5120 110.6 -> 109.2 (level at 4096 rows, behind
+ *   at 32768: 143.7 -> 144.0);
+ * - with y, 256 vectors, 7-123 rows an SM: 128 threads, cache = 4 (5, and
+ *   64 threads from 31 rows an SM, before): 1024x2048 5.60 -> 5.34,
+ *   4096x2048 14.39 -> 14.05, 8192x2048 25.33 -> 24.88; level at 2048 and
+ *   16384 rows, behind at 65536 (173.7 -> 178.4);
+ * - with y, 512, 640 and 1024 vectors under 7 rows an SM (the register
+ *   path's rows before, one vector a thread at 512 threads under 4): the
+ *   48-register kernel, 256 threads (128 at 640 vectors from 3 rows an
+ *   SM), cache = 5: 256x4096 3.90 -> 3.84, 400x4096 6.26 -> 5.04, 512x4096
+ *   6.68 -> 5.37, 800x4096 8.31 -> 7.73, 200x5120 4.65 -> 4.41, 256x5120
+ *   4.82 -> 4.73, 400x5120 6.88 -> 6.09, 512x5120 7.71 -> 6.77 (6.62 at
+ *   256 threads), 800x5120 11.19 -> 9.74, 512x8192 9.75 -> 9.03, 800x8192
+ *   14.31 -> 13.11; lost at 132 rows (4096: 3.04 -> 3.15, 5120: 3.49 ->
+ *   4.05) and 256x8192 (5.51 -> 5.86), level at 200x4096;
+ * - add + block without y, h stored, 256 vectors, from 16 rows an SM: the
+ *   lean kernel at 128 threads, h kept in L1 (the register path before):
+ *   2048x2048 (15.5 rows an SM, under the bound) 10.55 -> 10.27, 4096x2048 17.91 ->
+ *   16.95, 8192x2048 32.64 -> 30.58, 16384x2048 62.09 -> 57.66, 32768x2048
+ *   121.07 -> 112.20, 65536x2048 238.66 -> 220.38 (256 threads: 20.51 to
+ *   285.6); lost at 1024 rows (6.26 -> 6.91);
+ * - add + block, h stored, y or not, 512 vectors at 3-3.9 rows an SM: the
+ *   register path at 256 threads, two vectors a thread (one of 512 before):
+ *   with y 400x4096 7.35 -> 6.68, 512x4096 8.18 -> 6.88; without 6.87 ->
+ *   6.23, 7.57 -> 6.42; lost at 132 and 256 rows. A fused add without fp8
+ *   lost there (512x4096 5.90 -> 6.50), so it keeps one vector;
+ * - 64 vectors, y or not, at 1.5-2.9 rows an SM: four rows a CTA, one vector
+ *   a thread, streaming hints (cache = 1; one row a CTA without before;
+ *   S38-5, alternated twice): without y 256x512 2.25 -> 2.19, 300x512 2.29
+ *   -> 2.23, 395x512 2.34 -> 2.31; with y 2.36 -> 2.32, 2.41 -> 2.37; level
+ *   at 198 rows (2.17 / 2.17, with y 2.28 -> 2.30). Two rows a CTA were as
+ *   fast or faster from 132 to 396 rows (2.06-2.30), not taken: one call;
+ * - without y, 64 vectors, from 372 rows an SM: sixteen rows a CTA of 16
+ *   threads, four vectors a thread (S38-3): 49152x512 34.58 -> 33.46,
+ *   65536x512 45.50 -> 43.39, 98304x512 67.38 -> 62.95, 131072x512 89.22 ->
+ *   82.12; level at 32768 rows (23.61 / 23.65, S38-1), behind at 16384
+ *   (12.94 -> 13.35);
+ * - without y, 1024 vectors, 1-32 rows: the lean kernel at 512 threads
+ *   without hints (S38-3): 1x8192 2.57 -> 2.45, 2x8192 2.76 -> 2.68,
+ *   8x8192 2.96 -> 2.90, 32x8192 3.14 -> 3.10.
+ * Not measured: fp16 rows, fp32 weights or w_off != 0 (the unpaired
+ *   kernels at the same configs), the ranges' other widths. Left (S38-2):
+ *   add + block at 256x5120 (lean, 256 threads: 2.6-3% ahead at 256 rows
+ *   only, behind at 200, 330 and 400). */
+typedef struct rmsi_block_rule {
+    unsigned char yout, res; /* y stored; a residual with h stored */
+    short nvec, lo4, hi4;    /* row width; rows an SM in [lo4 / 4, hi4 / 4), hi4 = 0: no bound */
+    short tpr, cache, lean;  /* lean < 0: the register path, nvec / tpr vectors a thread */
+    short rpc;               /* the register path's rows a CTA */
+} rmsi_block_rule;
+
+static const rmsi_block_rule rmsi_block_rules[] = {
+    /* without y */
+    {0, 0, 64, 6, 12, 64, 1, -1, 4},     /* 1.5-2.9 */
+    {0, 0, 64, 1488, 0, 16, 0, -1, 16},  /* from 372 rows an SM */
+    {0, 0, 256, 12, 124, 128, 5, 2, 1},  /* 3-30 */
+    {0, 0, 640, 6, 12, 256, 4, 2, 1},    /* 1.5-2.9 */
+    {0, 0, 640, 24, 32, 128, 4, 1, 1},   /* 6-7.9 */
+    {0, 0, 640, 32, 64, 128, 4, 2, 1},   /* 8-15.9 */
+    {0, 0, 640, 124, 992, 64, 4, 2, 1},  /* 31-247 */
+    {0, 0, 1024, 0, 1, 512, 0, 1, 1},    /* under a quarter row an SM: 1-32 rows */
+    /* with y */
+    {1, 0, 64, 6, 12, 64, 1, -1, 4},     /* 1.5-2.9 */
+    {1, 0, 256, 28, 496, 128, 4, 2, 1},  /* 7-123 */
+    {1, 0, 512, 6, 28, 256, 5, 2, 1},    /* 1.5-6.9 */
+    {1, 0, 640, 6, 12, 256, 5, 2, 1},    /* 1.5-2.9 */
+    {1, 0, 640, 12, 28, 128, 5, 2, 1},   /* 3-6.9 */
+    {1, 0, 1024, 12, 28, 256, 5, 2, 1},  /* 3-6.9 */
+    /* add + block, h stored */
+    {0, 1, 256, 64, 0, 128, 5, 1, 1},    /* from 16 */
+    {0, 1, 512, 12, 16, 256, 0, -1, 1},  /* 3-3.9 */
+    {1, 1, 512, 12, 16, 256, 0, -1, 1},  /* 3-3.9 */
+};
+
+static int rmsi_fwd_block_table(const rmsi_shape *s, rmsi_config *c)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (s->esz != 2 || s->quant != RMSI_Q_BLOCK || (s->res && !s->hout))
+        return 0;
+    for (size_t i = 0; i < sizeof rmsi_block_rules / sizeof rmsi_block_rules[0]; i++) {
+        const rmsi_block_rule *r = &rmsi_block_rules[i];
+        if (r->nvec != nvec || r->yout != !!s->yout || r->res != !!s->res || 4 * s->rows < r->lo4 * (int64_t)s->sms ||
+            (r->hi4 > 0 && 4 * s->rows >= r->hi4 * (int64_t)s->sms))
+            continue;
+        if (r->lean >= 0)
+            return rmsi_fwd_lean_set(s, c, r->tpr, r->cache, r->lean);
+        rmsi_config m = {RMSI_PATH_REG, 16, r->tpr, r->rpc, (int)(nvec / r->tpr), 0, r->cache, 0, 1, 0};
+        if (!rmsi_config_valid(s, &m))
+            return 0;
+        *c = m;
+        return 1;
+    }
+    return 0;
+}
+
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
 {
     rmsi_config c = {RMSI_PATH_REG, 16, 0, 1, 1, 0, 0, 0, 1, 0};
@@ -1064,6 +1181,10 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     const int fwd = s->op == RMSI_OP_FWD;
     if (fwd && s->vec_ok &&
         ((nvec > rmsi_reg_nvec_max(s) && rmsi_fwd_lean_rule(s, &c)) || (s->cluster && rmsi_fwd_cluster(s, &c)))) {
+        *out = c;
+        return;
+    }
+    if (fwd && s->vec_ok && rmsi_fwd_block_table(s, &c)) {
         *out = c;
         return;
     }

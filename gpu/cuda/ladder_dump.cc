@@ -5,9 +5,12 @@
  * and fp16) and fp32 rows, every quant mode, with and without a residual
  * (h stored or not) and y (optional with fp8 output only), 24 row counts
  * (the rules' bounds at 132 SMs and their neighbours), every multiple of
- * 128 columns to 32768.
+ * 128 columns to 32768. Row counts given as arguments replace the 24, for
+ * a look at shapes the grid leaves out (ladder-dump 400 528).
  */
 #include <cstdio>
+#include <cstdlib>
+#include <vector>
 
 #include "gpu/common/config_text.h"
 #include "gpu/cuda/ladder.h"
@@ -15,10 +18,22 @@
  * an older commit's ladder */
 #include "h200_shape.h"
 
-int main()
+int main(int argc, char **argv)
 {
-    static const long long rows[] = {1,    2,    8,    32,   64,   128,  132,  256,   264,   512,   1024,  1056,
+    static const long long grid[] = {1,    2,    8,    32,   64,   128,  132,  256,   264,   512,   1024,  1056,
                                      2048, 2111, 2112, 4091, 4092, 4096, 8183, 8184, 8192, 16384, 32768, 65536};
+    std::vector<long long> rows(grid, grid + sizeof grid / sizeof grid[0]);
+    if (argc > 1)
+        rows.clear();
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        const long long r = std::strtoll(argv[i], &end, 10);
+        if (*end != '\0' || r < 1) {
+            std::fprintf(stderr, "ladder-dump: not a row count: %s\n", argv[i]);
+            return 2;
+        }
+        rows.push_back(r);
+    }
     long n = 0;
     for (int esz = 2; esz <= 4; esz += 2)
         for (int f16 = 0; f16 <= (esz == 2); f16++)

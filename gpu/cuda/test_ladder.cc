@@ -213,6 +213,23 @@ static void check_fwd_lean_quant_y(int64_t rows, int64_t cols, int tpr, int lean
               (long long)rows, (long long)cols, c.path, c.nv, ynv);
 }
 
+/* The block quantiser's config at a shape: y stored or not, with a
+ * residual (h stored) or not; lean < 0 asks for the register path at tpr
+ * threads and nv vectors (nv is not checked on the lean path). Session 38's
+ * table (rmsi_fwd_block_table) is held by it. */
+static void check_fwd_block(int64_t rows, int64_t cols, int yout, int res, int lean, int tpr, int nv, int cache)
+{
+    rmsi_shape s = h200_shape(RMSI_OP_FWD, rows, cols, 2, RMSI_Q_BLOCK, res);
+    rmsi_config c;
+    s.yout = yout;
+    rmsi_ladder(&s, &c);
+    const int ok = lean < 0 ? c.path == RMSI_PATH_REG && c.tpr == tpr && c.nv == nv && c.cache == cache
+                            : c.path == RMSI_PATH_MULTI && c.lean == lean && c.tpr == tpr && c.cache == cache;
+    CHECK(ok, "fwd block fp8 %lldx%lld y %d res %d: path %d lean %d tpr %d nv %d cache %d, expected lean %d tpr %d nv %d "
+          "cache %d", (long long)rows, (long long)cols, yout, res, c.path, c.lean, c.tpr, c.nv, c.cache, lean, tpr, nv,
+          cache);
+}
+
 static void check_fwd_lean_quant(int64_t rows, int64_t cols, int tpr, int lean, int ytpr, int ynv)
 {
     check_fwd_lean_quant_y(rows, cols, tpr, lean, ytpr, ynv, 5);
@@ -459,7 +476,7 @@ int main()
     check_fwd_shape_esz(32768, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4);
     check_fwd_shape_esz(16896, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4); /* 128 an SM */
     check_fwd_shape_esz(16895, 2048, 4, RMSI_Q_NONE, 0, 128, 1, 4);
-    check_fwd_shape(923, 4096, RMSI_Q_BLOCK, 0, 256, 1, 2); /* with y under 7 rows an SM: the register path */
+    check_fwd_block(923, 4096, 1, 0, 2, 256, 0, 5); /* with y under 7 rows an SM: the lean kernel since S38 */
     /* the 48-register lean kernel (S34-1) from 31 rows an SM, with y too to
      * 1024 vectors; with y at 512 vectors without the L1 hints (S35-2), and
      * at 640 (S37-2); without y 64 threads at 512 and 640 vectors (S37-2) */
@@ -467,8 +484,10 @@ int main()
     check_fwd_lean_quant_y(4092, 4096, 128, 2, 128, 0, 1);
     check_fwd_lean_quant_y(16368, 4096, 64, 2, 128, 0, 1); /* 64 threads at 512 vectors from 124 rows an SM */
     check_fwd_lean_quant_y(16367, 4096, 128, 2, 128, 0, 1);
-    check_fwd_lean_quant_y(16384, 5120, 64, 2, 128, 0, 1);
-    check_fwd_lean_quant_y(4092, 5120, 64, 2, 128, 0, 1);
+    check_fwd_block(16384, 5120, 0, 0, 2, 64, 0, 4); /* cache = 4 at 31-247 rows an SM (S38-2) */
+    check_fwd_block(16384, 5120, 1, 0, 2, 128, 0, 1);
+    check_fwd_block(4092, 5120, 0, 0, 2, 64, 0, 4);
+    check_fwd_block(32735, 5120, 0, 0, 2, 64, 0, 4);
     check_fwd_lean_quant(4096, 8192, 128, 2, 128, 0);
     /* without y to 1024 vectors the 48-register kernel from 16 rows an SM
      * (S35-2), the 32-register one (S28-1, S28-2) below */
@@ -477,16 +496,66 @@ int main()
     check_fwd_lean_quant(2112, 8192, 128, 2, 256, 0);
     check_fwd_lean_quant(2111, 8192, 256, 1, 256, 0);
     check_fwd_lean_quant(2111, 4096, 256, 1, 128, 0);
-    check_fwd_lean_quant(264, 4096, 256, 1, 0, 1);
+    check_fwd_lean_quant(264, 4096, 256, 1, 256, 0); /* with y: the 48-register kernel since S38 */
     check_fwd_lean_quant_y(32768, 5120, 64, 2, 128, 0, 1);
     check_fwd_lean_quant(32768, 6144, 128, 2, 128, 0);
     check_fwd_lean_quant(4091, 5120, 128, 2, 128, 0); /* 64 threads from 31 rows an SM only */
     /* with y at 7-30 rows an SM (S37-2): the 48-register kernel, cache = 5,
      * 64 threads at 640 vectors under 8 rows an SM */
-    check_fwd_lean_quant(1024, 5120, 256, 1, 64, 0);
-    check_fwd_lean_quant(1056, 5120, 256, 1, 128, 0);
+    check_fwd_block(1024, 5120, 1, 0, 2, 64, 0, 5);
+    check_fwd_block(1056, 5120, 1, 0, 2, 128, 0, 5);
     check_fwd_lean_quant(1024, 8192, 256, 1, 256, 0);
-    check_fwd_lean_quant(923, 8192, 256, 1, 0, 4);
+    check_fwd_block(923, 8192, 1, 0, 2, 256, 0, 5); /* under 7 rows an SM: S38's table */
+    /* session 38's table (rmsi_fwd_block_table), its edges. Without y, 640
+     * vectors: 256 threads, cache = 4 at 1.5-2.9 rows an SM; the 32-register
+     * kernel at 6-7.9, the 48-register one at 8-15.9, 128 threads, cache = 4 */
+    check_fwd_block(197, 5120, 0, 0, -1, 320, 2, 0);
+    check_fwd_block(198, 5120, 0, 0, 2, 256, 0, 4);
+    check_fwd_block(395, 5120, 0, 0, 2, 256, 0, 4);
+    check_fwd_block(396, 5120, 0, 0, 1, 256, 0, 1);
+    check_fwd_block(791, 5120, 0, 0, 1, 256, 0, 1);
+    check_fwd_block(792, 5120, 0, 0, 1, 128, 0, 4);
+    check_fwd_block(1055, 5120, 0, 0, 1, 128, 0, 4);
+    check_fwd_block(1056, 5120, 0, 0, 2, 128, 0, 4);
+    check_fwd_block(2111, 5120, 0, 0, 2, 128, 0, 4);
+    check_fwd_block(2112, 5120, 0, 0, 2, 128, 0, 5);
+    check_fwd_block(32736, 5120, 0, 0, 2, 64, 0, 5);
+    check_fwd_block(198, 5120, 0, 1, -1, 320, 2, 0); /* add + block: not taken */
+    /* with y under 7 rows an SM: 256 threads (128 at 640 vectors from 3
+     * rows an SM), cache = 5; 1024 vectors from 3 rows an SM */
+    check_fwd_block(197, 4096, 1, 0, -1, 512, 1, 0);
+    check_fwd_block(198, 4096, 1, 0, 2, 256, 0, 5);
+    check_fwd_block(924, 4096, 1, 0, 2, 128, 0, 5);
+    check_fwd_block(198, 5120, 1, 0, 2, 256, 0, 5);
+    check_fwd_block(395, 5120, 1, 0, 2, 256, 0, 5);
+    check_fwd_block(396, 5120, 1, 0, 2, 128, 0, 5);
+    check_fwd_block(923, 5120, 1, 0, 2, 128, 0, 5);
+    check_fwd_block(924, 5120, 1, 0, 2, 64, 0, 5);
+    check_fwd_block(395, 8192, 1, 0, -1, 512, 2, 0);
+    check_fwd_block(396, 8192, 1, 0, 2, 256, 0, 5);
+    check_fwd_block(396, 2048, 1, 0, -1, 256, 1, 0); /* 256 vectors with y: from 7 rows an SM */
+    /* without y: 1024 vectors at 1-32 rows, the lean kernel at 512 threads
+     * without hints; 64 vectors from 372 rows an SM, 16 threads of 4 vectors,
+     * 16 rows a CTA (S38-3) */
+    check_fwd_block(1, 8192, 0, 0, 1, 512, 0, 0);
+    check_fwd_block(32, 8192, 0, 0, 1, 512, 0, 0);
+    check_fwd_block(33, 8192, 0, 0, -1, 512, 2, 0);
+    check_fwd_block(1, 8192, 1, 0, -1, 512, 2, 0);
+    check_fwd_block(49104, 512, 0, 0, -1, 16, 4, 0);
+    check_fwd_block(198, 512, 0, 0, -1, 64, 1, 1); /* 1.5-2.9 rows an SM: four rows a CTA, cache = 1 */
+    check_fwd_block(395, 512, 1, 0, -1, 64, 1, 1);
+    check_fwd_block(197, 512, 1, 0, -1, 64, 1, 0);
+    check_fwd_block(396, 512, 0, 0, -1, 64, 1, 0);
+    check_fwd_block(49103, 512, 0, 0, -1, 32, 2, 0);
+    check_fwd_block(65536, 512, 1, 0, -1, 32, 2, 0);
+    {
+        rmsi_shape s = h200_shape(RMSI_OP_FWD, 98304, 512, 2, RMSI_Q_BLOCK, 0);
+        rmsi_config c;
+        s.yout = 0;
+        rmsi_ladder(&s, &c);
+        CHECK(c.rpc == 16 && c.cps == 0, "fwd block fp8 without y 98304x512: rpc %d cps %d, expected 16 rows a CTA",
+              c.rpc, c.cps);
+    }
     check_fwd_lean_quant(923, 6144, 256, 1, 0, 4); /* 768 vectors: not measured */
     /* with y above 1024 vectors: multiples of 256 from 62 rows an SM, 256
      * threads, cache = 1 to 1536 vectors (S34-5) */
@@ -497,25 +566,34 @@ int main()
     check_fwd_lean_quant(8192, 16384, 256, 2, 256, 0);
     check_fwd_lean_quant(4092, 16384, 256, 2, 0, 4);
     check_fwd_lean_quant(4091, 16384, 512, 1, 0, 4);
-    check_rule(RMSI_OP_FWD, 263, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 2 rows an SM */
+    check_rule(RMSI_OP_FWD, 197, 4096, 2, RMSI_Q_BLOCK, 0, 1, 0);    /* under 1.5 rows an SM */
     check_fwd_shape(32768, 4096, RMSI_Q_TOKEN, 0, 128, 1, 4);       /* per-token fp8: not measured, unchanged */
     /* 256 vectors: the 48-register kernel at 64 threads (S35-2, S35-3),
-     * without y from 16 rows an SM, with y from 31 (62 until S37-2); the
+     * without y from 31 rows an SM and 128 threads at 3-30 (S38-2), with y
+     * from 124 rows an SM and 128 threads, cache = 4 at 7-123 (S38-2); the
      * register path below (S28-2) */
     check_fwd_lean_quant(65536, 2048, 64, 2, 64, 0);
-    check_fwd_lean_quant(8184, 2048, 64, 2, 64, 0);
-    check_fwd_lean_quant(4092, 2048, 64, 2, 64, 0);
-    check_fwd_lean_quant(4091, 2048, 64, 2, 128, 0);
-    check_fwd_lean_quant(2112, 2048, 64, 2, 128, 0);
+    check_fwd_block(16368, 2048, 1, 0, 2, 64, 0, 5);
+    check_fwd_block(16367, 2048, 1, 0, 2, 128, 0, 4);
+    check_fwd_block(8184, 2048, 0, 0, 2, 64, 0, 5);
+    check_fwd_block(8184, 2048, 1, 0, 2, 128, 0, 4);
+    check_fwd_block(4092, 2048, 0, 0, 2, 64, 0, 5);
+    check_fwd_block(4091, 2048, 0, 0, 2, 128, 0, 5);
+    check_fwd_block(924, 2048, 1, 0, 2, 128, 0, 4);
+    check_fwd_block(396, 2048, 0, 0, 2, 128, 0, 5);
     check_rule(RMSI_OP_FWD, 923, 2048, 2, RMSI_Q_BLOCK, 0, 2, 0);
-    {
-        rmsi_shape s = h200_shape(RMSI_OP_FWD, 2111, 2048, 2, RMSI_Q_BLOCK, 0);
-        rmsi_config c;
-        s.yout = 0;
-        rmsi_ladder(&s, &c);
-        CHECK(c.path == RMSI_PATH_REG, "fwd block fp8 without y 2111x2048: path %d, expected the register path",
-              c.path);
-    }
+    check_fwd_block(395, 2048, 0, 0, -1, 256, 1, 0);
+    /* add + block fp8 without y, h stored, 256 vectors: the lean kernel at
+     * 128 threads from 16 rows an SM (S38-2) */
+    check_fwd_block(2111, 2048, 0, 1, -1, 128, 2, 0);
+    check_fwd_block(2112, 2048, 0, 1, 1, 128, 0, 5);
+    check_fwd_block(65536, 2048, 0, 1, 1, 128, 0, 5);
+    check_fwd_block(65536, 2048, 1, 1, -1, 128, 2, 0); /* with y: not taken */
+    /* add + block, 512 vectors, 3-3.9 rows an SM: 256 threads, 2 vectors */
+    check_fwd_block(395, 4096, 0, 1, -1, 512, 1, 0);
+    check_fwd_block(396, 4096, 0, 1, -1, 256, 2, 0);
+    check_fwd_block(527, 4096, 1, 1, -1, 256, 2, 0);
+    check_fwd_block(395, 4096, 1, 1, -1, 512, 1, 0);
     check_fwd_shape(32768, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
     /* session 30 (S30-2): under a row an SM, 512 16-bit vectors, 2 vectors
      * of 256 threads; 1024 vectors, fusions and fp32 rows as before */
