@@ -82,7 +82,11 @@
  *     rows of 64 16-bit vectors with the block quantiser or a fused add
  *     that stores h take one vector a thread and two rows a CTA at 4-11
  *     rows an SM, sixteen rows a CTA at 31-61 (rmsi_fwd_narrow_fused,
- *     session 37). Threads per row: the balanced width for that many vectors, at least
+ *     session 37). The 1x128 block quantiser's rows where session 38's
+ *     search and pins found these rules more than 2% behind take a table
+ *     of (y, residual, width, rows an SM) -> config, looked up after the
+ *     cluster rule and before the lean and register rules of rows that
+ *     fit registers (rmsi_fwd_block_table, 17 entries). Threads per row: the balanced width for that many vectors, at least
  *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
  *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
  *     weights after the reduction, a second latency that only many CTAs an
