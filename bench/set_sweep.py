@@ -21,7 +21,8 @@ cell that fails is shown by its verdict instead of a time.
         --lib-dir build/devrun/lib --old-dir build/devrun/old --out $OUT/w
 
 Prints a line a run as it goes and a table a set at the end (the median in
-us of each round, joined by " / "); every cell's medians go to
+us of each round, joined by " / ", and each pin's mean over the ladder's,
+P1/P0 ...: under 1 the pin is faster); every cell's medians go to
 OUT/cells.json as {"tag|shape|pin index": [...]}. No new run starts after
 the deadline (seconds from the start), so a device call's time limit is met.
 """
@@ -109,11 +110,22 @@ def main():
         json.dump({"%s|%s|%d" % key: v for key, v in res.items()}, f, indent=0)
     for tag, op, shapes, pins in sets:
         print("\n%s (%s): %s" % (tag, op, "; ".join("P%d=%s" % (j, p or "ladder") for j, p in enumerate(pins))))
-        print("| shape | " + " | ".join("P%d" % j for j in range(len(pins))) + " |")
+        print("| shape | " + " | ".join("P%d" % j for j in range(len(pins))) + " | " +
+              " | ".join("P%d/P0" % j for j in range(1, len(pins))) + " |")
         for sh in shapes.split(","):
-            print("| %s | " % sh + " | ".join(" / ".join(res.get((tag, sh, j), ["-"])) for j in range(len(pins))) +
-                  " |")
+            cols = [res.get((tag, sh, j), ["-"]) for j in range(len(pins))]
+            print("| %s | " % sh + " | ".join(" / ".join(v) for v in cols) + " | " +
+                  " | ".join(ratio(cols[j], cols[0]) for j in range(1, len(pins))) + " |")
     return 0
+
+
+def ratio(a, b):
+    """The mean of a's rounds over the mean of b's ('-' when either has no time)."""
+    def mean(v):
+        t = [float(x) for x in v if x.replace(".", "", 1).isdigit()]
+        return sum(t) / len(t) if t else None
+    ma, mb = mean(a), mean(b)
+    return "%.3f" % (ma / mb) if ma and mb else "-"
 
 
 if __name__ == "__main__":
