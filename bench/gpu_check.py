@@ -9,7 +9,6 @@ device session runs first.
     python3 bench/gpu_check.py [--lib build/librmsnorm.so]
 """
 import argparse
-import ctypes as C
 import os
 import sys
 
