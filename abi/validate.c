@@ -82,8 +82,9 @@ static rmsnorm_status check_matrix(const rmsnorm_matrix *m, int64_t rows, int64_
     if (m->rows > 0) {
         uint64_t last = (uint64_t)(m->rows - 1);
         uint64_t stride = (uint64_t)m->row_stride;
-        /* last * stride <= INT64_MAX; under 2^31 x 2^32 it cannot overflow */
-        if ((last >> 31 != 0 || stride >> 32 != 0) && stride > (uint64_t)INT64_MAX / last)
+        /* last * stride <= INT64_MAX: rows <= MAX_DIM keeps last under 2^31,
+         * so a stride under 2^32 cannot overflow and needs no division */
+        if (last != 0 && stride >> 32 != 0 && stride > (uint64_t)INT64_MAX / last)
             return RMSNORM_ERR_BAD_SHAPE;
         elems = last * stride;
         if (elems > (uint64_t)INT64_MAX - (uint64_t)m->cols)

@@ -149,7 +149,7 @@ typedef enum fwd_case {
     F_Y_IS_X, F_H_IS_RES, F_SIZE_ZERO, F_SIZE_ONE_FIELD, F_SIZE_LARGER_DIRTY, F_SIZE_LARGER_CLEAN,
     F_FLAGS_UNKNOWN, F_POW2_STATIC, F_BLOCK_COLS, F_QUANT_UNKNOWN, F_UB_NEG, F_UB_NAN,
     F_OFFSET_NAN, F_OFFSET_NO_WEIGHT, F_H_NO_RESIDUAL, F_X_MISALIGNED, F_RSTD_MISALIGNED,
-    F_W_MISALIGNED, F_COUNT
+    F_W_MISALIGNED, F_ONE_ROW_HUGE_STRIDE, F_STRIDE_PAST_INT64, F_COUNT
 } fwd_case;
 
 typedef struct entry {
@@ -173,6 +173,8 @@ static const entry k_fwd[] = {
     {"residual cols differ from x", F_RES_COLS_DIFFER, RMSNORM_ERR_BAD_SHAPE},
     {"rows = stride = INT64_MAX/2", F_OVERFLOW_INT64, RMSNORM_ERR_BAD_SHAPE},
     {"rows*stride*4 past int64", F_OVERFLOW_BYTES, RMSNORM_ERR_BAD_SHAPE},
+    {"3 rows, stride past INT64_MAX/2", F_STRIDE_PAST_INT64, RMSNORM_ERR_BAD_SHAPE},
+    {"one row, stride 2^40 (allowed: no second row)", F_ONE_ROW_HUGE_STRIDE, RMSNORM_OK},
     {"x dtype unknown", F_X_DTYPE_UNKNOWN, RMSNORM_ERR_BAD_DTYPE},
     {"x dtype fp8", F_X_DTYPE_FP8, RMSNORM_ERR_BAD_DTYPE},
     {"y dtype differs from x", F_Y_DTYPE_DIFFERS, RMSNORM_ERR_BAD_DTYPE},
@@ -244,6 +246,8 @@ static rmsnorm_status run_fwd(const rmsnorm_backend *be, const arena *ar, int id
     case F_RES_COLS_DIFFER: a->residual.cols = COLS - 1; break;
     case F_OVERFLOW_INT64: fwd_shapes(a, INT64_MAX / 2, COLS, INT64_MAX / 2); break;
     case F_OVERFLOW_BYTES: fwd_shapes(a, INT64_C(1) << 30, COLS, INT64_C(1) << 33); break;
+    case F_STRIDE_PAST_INT64: fwd_shapes(a, 3, COLS, INT64_MAX / 2 + 1); break;
+    case F_ONE_ROW_HUGE_STRIDE: fwd_shapes(a, 1, COLS, INT64_C(1) << 40); break;
     case F_X_DTYPE_UNKNOWN: a->x.dtype = (rmsnorm_dtype)77; break;
     case F_X_DTYPE_FP8: a->x.dtype = RMSNORM_F8_E4M3; break;
     case F_Y_DTYPE_DIFFERS: a->y.dtype = RMSNORM_F16; break;
@@ -302,7 +306,8 @@ typedef enum bwd_case {
     B_DY_DTYPE_DIFFERS, B_DX_DTYPE_UNKNOWN, B_WEIGHT_DTYPE_FP8, B_EPS_NAN, B_EPS_NEG, B_EPS_INF,
     B_DX_OVERLAPS_DY, B_DW_IN_WORKSPACE, B_DX_OVERLAPS_X, B_DX_IS_DY, B_SIZE_ZERO,
     B_SIZE_LARGER_DIRTY, B_SIZE_LARGER_CLEAN, B_FLAGS_POW2, B_FLAGS_UNKNOWN, B_DW_NO_WEIGHT,
-    B_OFFSET_INF, B_DX_MISALIGNED, B_RSTD_MISALIGNED, B_WS_MISALIGNED
+    B_OFFSET_INF, B_DX_MISALIGNED, B_RSTD_MISALIGNED, B_WS_MISALIGNED, B_ONE_ROW_HUGE_STRIDE,
+    B_STRIDE_PAST_INT64
 } bwd_case;
 
 static const entry k_bwd[] = {
@@ -319,6 +324,8 @@ static const entry k_bwd[] = {
     {"row_stride < cols", B_STRIDE_SMALL, RMSNORM_ERR_BAD_SHAPE},
     {"dx rows differ", B_DX_ROWS_DIFFER, RMSNORM_ERR_BAD_SHAPE},
     {"rows = stride = INT64_MAX/2", B_OVERFLOW, RMSNORM_ERR_BAD_SHAPE},
+    {"3 rows, stride past INT64_MAX/2", B_STRIDE_PAST_INT64, RMSNORM_ERR_BAD_SHAPE},
+    {"one row, stride 2^40 (allowed: no second row)", B_ONE_ROW_HUGE_STRIDE, RMSNORM_OK},
     {"dy dtype differs from x", B_DY_DTYPE_DIFFERS, RMSNORM_ERR_BAD_DTYPE},
     {"dx dtype unknown", B_DX_DTYPE_UNKNOWN, RMSNORM_ERR_BAD_DTYPE},
     {"weight dtype fp8", B_WEIGHT_DTYPE_FP8, RMSNORM_ERR_BAD_DTYPE},
@@ -361,6 +368,8 @@ static rmsnorm_status run_bwd(const rmsnorm_backend *be, const arena *ar, int id
     case B_STRIDE_SMALL: a->dy.row_stride = COLS - 1; break;
     case B_DX_ROWS_DIFFER: a->dx.rows = ROWS + 1; break;
     case B_OVERFLOW: bwd_shapes(a, INT64_MAX / 2, COLS, INT64_MAX / 2); break;
+    case B_STRIDE_PAST_INT64: bwd_shapes(a, 3, COLS, INT64_MAX / 2 + 1); break;
+    case B_ONE_ROW_HUGE_STRIDE: bwd_shapes(a, 1, COLS, INT64_C(1) << 40); break;
     case B_DY_DTYPE_DIFFERS: a->dy.dtype = RMSNORM_BF16; break;
     case B_DX_DTYPE_UNKNOWN: a->dx.dtype = (rmsnorm_dtype)99; break;
     case B_WEIGHT_DTYPE_FP8: a->weight_dtype = RMSNORM_F8_E5M2; break;
