@@ -8,6 +8,9 @@
  * dw[j] = ((part0[j] + part1[j]) + part2[j]) + ... in chunk order. Which thread
  * runs a chunk never changes a bit, so dw is identical across runs and thread
  * counts. Threads take contiguous ranges of chunks (rows without dweight).
+ * The simple bf16 calls' fused sweep keeps a partial's full 32-column blocks
+ * in even/odd form (rmsi_bwd_ctx.eo_part); the reduction, or one pass when
+ * the partial is dw itself, stores them back in column order.
  */
 #ifndef RMSNORM_SIMD_FILE
 #define RMSNORM_SIMD_FILE 1
@@ -92,7 +95,18 @@ typedef struct red_ctx {
     const float *ws;
     float *dw;
     int64_t cols, nchunks;
+    int eo; /* full 32-column blocks of the partials in even/odd form */
 } red_ctx;
+
+/* Two sums of 16 partial columns stored in column order: as they are, or as
+ * the even and odd halves of a 32-column block. */
+static void store_pair(float *dw, __m512 a, __m512 b, int eo)
+{
+    if (eo)
+        rmsi_eo_interleave(a, b, &a, &b);
+    _mm512_storeu_ps(dw, a);
+    _mm512_storeu_ps(dw + 16, b);
+}
 
 static void reduce_cols(const void *vc, int64_t b0, int64_t b1)
 {
@@ -112,10 +126,20 @@ static void reduce_cols(const void *vc, int64_t b0, int64_t b1)
             s2 = _mm512_add_ps(s2, _mm512_loadu_ps(p + 32));
             s3 = _mm512_add_ps(s3, _mm512_loadu_ps(p + 48));
         }
-        _mm512_storeu_ps(c->dw + j, s0);
-        _mm512_storeu_ps(c->dw + j + 16, s1);
-        _mm512_storeu_ps(c->dw + j + 32, s2);
-        _mm512_storeu_ps(c->dw + j + 48, s3);
+        store_pair(c->dw + j, s0, s1, c->eo);
+        store_pair(c->dw + j + 32, s2, s3, c->eo);
+    }
+    /* j is a multiple of 32 here: one more full block, then the short last
+     * block (column order) */
+    if (j + (int64_t)2 * RMSI_VL <= j1) {
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0;
+        for (k = 0; k < c->nchunks; k++) {
+            const float *p = c->ws + (size_t)k * cs + j;
+            s0 = _mm512_add_ps(s0, _mm512_loadu_ps(p));
+            s1 = _mm512_add_ps(s1, _mm512_loadu_ps(p + 16));
+        }
+        store_pair(c->dw + j, s0, s1, c->eo);
+        j += (int64_t)2 * RMSI_VL;
     }
     for (; j < j1; j += RMSI_VL) {
         const __mmask16 m = j1 - j >= RMSI_VL ? (__mmask16)0xffff : rmsi_vmask(j1 - j);
@@ -124,6 +148,18 @@ static void reduce_cols(const void *vc, int64_t b0, int64_t b1)
             s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, c->ws + (size_t)k * cs + j));
         _mm512_mask_storeu_ps(c->dw + j, m, s);
     }
+}
+
+/* One chunk whose partial is dw itself: its full blocks back in column order,
+ * each added to +0 as the reduction would (an fma in the sweep can leave -0). */
+static void eo_to_cols(float *dw, int64_t cols)
+{
+    const __m512 z = _mm512_setzero_ps();
+    int64_t j;
+
+    for (j = 0; j + (int64_t)2 * RMSI_VL <= cols; j += (int64_t)2 * RMSI_VL)
+        store_pair(dw + j, _mm512_add_ps(z, _mm512_loadu_ps(dw + j)),
+                   _mm512_add_ps(z, _mm512_loadu_ps(dw + j + 16)), 1);
 }
 
 static size_t stride_bytes(const rmsnorm_matrix *m)
@@ -185,15 +221,25 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     const size_t streams = 3u + (c.dres != NULL);
     const size_t bytes = (size_t)rows * (size_t)cols * streams * rmsi_vsize_dt(t);
     c.nt = bytes >= RMSI_SIMD_NT_MIN;
+    /* The fused even/odd sweep's partials in even/odd form (16 even columns of
+     * a full 32-column block, then its 16 odd ones): each row's products are
+     * then fmas into the partial, with no permutes back to column order. The
+     * reduction restores the order for free; one chunk, whose partial is dw,
+     * takes a pass of its own, which pays from 4 rows (docs/perf/cpu.md). */
+    c.eo_part = want_dw && (nchunks > 1 || rows >= 4) &&
+                rmsi_bwd_fused_ok(&c, t, a->weight == NULL ? RMSI_W_NONE : (int)a->weight_dtype, simple);
 
     const int par = rmsi_simd_parallel(rows, cols);
     rmsi_simd_run(want_dw ? nchunks : rows, par, fn, &c);
+    if (c.eo_part && nchunks == 1)
+        eo_to_cols(a->dweight, cols);
     if (want_dw && nchunks > 1) {
         red_ctx rc;
         rc.ws = c.ws;
         rc.dw = a->dweight;
         rc.cols = cols;
         rc.nchunks = nchunks;
+        rc.eo = c.eo_part;
         rmsi_simd_run((cols + RED_COLS - 1) / RED_COLS, rmsi_simd_parallel(nchunks, cols),
                       reduce_cols, &rc);
     }

@@ -9,7 +9,8 @@
  * (rmsi_bwd_row_run), so DRAM sees dy, x and dresidual once and dx once
  * (the 2-reads-1-write probe's shape). The partial row (cols floats) stays in
  * L1/L2 across the chunk's rows. The simple bf16 even/odd calls run sweep 2
- * of row r and sweep 1 of row r + 1 as one sweep (rmsi_bwd_rows_fused_eo).
+ * of row r and sweep 1 of row r + 1 as one sweep (rmsi_bwd_rows_fused_eo),
+ * with the partial's full blocks in even/odd form (rmsi_bwd_ctx.eo_part).
  */
 #ifndef RMSNORM_SIMD_BWD_ROWS_H
 #define RMSNORM_SIMD_BWD_ROWS_H
@@ -30,6 +31,7 @@ typedef struct rmsi_bwd_ctx {
     float eps, off;
     int llama;
     int nt; /* dx written with non-temporal stores */
+    int eo_part; /* rmsi_bwd_rows_fused_eo keeps full partial blocks in even/odd form */
 } rmsi_bwd_ctx;
 
 rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple);
@@ -263,18 +265,33 @@ RMSI_INLINE void rmsi_bwd_part16(float *pp, __m512 p, __mmask16 m, int full, int
         _mm512_mask_storeu_ps(pp, m, acc);
 }
 
-/* dx and the dweight partial of the 32 columns at j. */
+/* dx and the dweight partial of the 32 columns at j. eo_part: the partial
+ * holds a full block in even/odd form (rmsi_bwd_ctx), so its products are
+ * fused into the adds and need no permute back to column order; a short
+ * last block is always in column order. */
 RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j,
                                  rmsi_mask32 m, int full, int nt, __m512 rs, __m512 cm, int wk,
-                                 int hw, const rmsi_eo *wf)
+                                 int hw, const rmsi_eo *wf, int eo_part)
 {
     rmsi_eo dy, g, n;
     char *dxp = w->dx + (size_t)j * 2u;
 
     rmsi_bwd_gn_eo(c, w, j, m, full, rs, wk, wf, &dy, &g, &n);
-    const __m512 de = _mm512_mul_ps(rs, _mm512_sub_ps(g.e, _mm512_mul_ps(n.e, cm)));
-    const __m512 dod = _mm512_mul_ps(rs, _mm512_sub_ps(g.o, _mm512_mul_ps(n.o, cm)));
-    if (w->part != NULL) {
+    const __m512 de = _mm512_mul_ps(rs, _mm512_fnmadd_ps(n.e, cm, g.e));
+    const __m512 dod = _mm512_mul_ps(rs, _mm512_fnmadd_ps(n.o, cm, g.o));
+    if (w->part != NULL && full && eo_part) {
+        float *pp = w->part + j;
+        if (w->first) {
+            /* +0 + p, as rmsi_bwd_part16: never -0 (an fma with +0 would give
+             * -0 for a negative product that rounds to zero) */
+            const __m512 z = _mm512_setzero_ps();
+            _mm512_storeu_ps(pp, _mm512_add_ps(z, _mm512_mul_ps(dy.e, n.e)));
+            _mm512_storeu_ps(pp + 16, _mm512_add_ps(z, _mm512_mul_ps(dy.o, n.o)));
+        } else {
+            _mm512_storeu_ps(pp, _mm512_fmadd_ps(dy.e, n.e, _mm512_loadu_ps(pp)));
+            _mm512_storeu_ps(pp + 16, _mm512_fmadd_ps(dy.o, n.o, _mm512_loadu_ps(pp + 16)));
+        }
+    } else if (w->part != NULL) {
         __m512 lo, hi;
         rmsi_eo_interleave(_mm512_mul_ps(dy.e, n.e), _mm512_mul_ps(dy.o, n.o), &lo, &hi);
         if (full) {
@@ -298,7 +315,8 @@ RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int
 }
 
 RMSI_INLINE void rmsi_bwd_out_range_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t j0,
-                                       int64_t j1, int nt, __m512 rs, __m512 cm, int wk, int hw)
+                                       int64_t j1, int nt, __m512 rs, __m512 cm, int wk, int hw,
+                                       int eo_part)
 {
     const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
     int64_t j = j0;
@@ -308,14 +326,14 @@ RMSI_INLINE void rmsi_bwd_out_range_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row
             const size_t o = (size_t)c->cols + (size_t)j; /* second half, bytes */
             _mm_prefetch(w->nx + o, _MM_HINT_T0);
             _mm_prefetch(w->ndy + o, _MM_HINT_T0);
-            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw, NULL);
+            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw, NULL, eo_part);
         }
     } else {
         for (; j + 32 <= j1; j += 32)
-            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw, NULL);
+            rmsi_bwd_out_eo(&k, w, j, 0, 1, nt, rs, cm, wk, hw, NULL, eo_part);
     }
     if (j < j1)
-        rmsi_bwd_out_eo(&k, w, j, rmsi_vmask32(j1 - j), 0, 0, rs, cm, wk, hw, NULL);
+        rmsi_bwd_out_eo(&k, w, j, rmsi_vmask32(j1 - j), 0, 0, rs, cm, wk, hw, NULL, eo_part);
 }
 
 /* Columns [j0, j1) of the dx sweep. */
@@ -324,7 +342,7 @@ RMSI_INLINE void rmsi_bwd_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, in
                                 int simple)
 {
     if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32)
-        rmsi_bwd_out_range_eo(c, w, j0, j1, nt, rs, cm, wk, hw);
+        rmsi_bwd_out_range_eo(c, w, j0, j1, nt, rs, cm, wk, hw, 0);
     else
         rmsi_bwd_out_range(c, w, j0, j1, nt, rs, cm, t, wk, hw, simple);
 }
@@ -389,11 +407,13 @@ RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, fl
  * PREFETCHT1. One thread on 16384x4096 streamed 8.5-12 GB/s with T0 (one row
  * ahead or 2-4 KB ahead in row b) or no software prefetch, 12.6-14 GB/s with
  * T1 2-8 KB ahead in row b, 13.6-16.8 GB/s with T1 or T2 one row ahead
- * (docs/perf/cpu.md, session 5).
+ * (docs/perf/cpu.md, session 5). wt: w + weight_offset widened in even/odd
+ * form (rmsi_wtab_eo), or NULL.
  */
 RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a,
                                     const rmsi_bwd_row *b, __m512 rsa, __m512 cma, __m512 rsb,
-                                    const char *pfx, const char *pfdy, int wk, int hw)
+                                    const char *pfx, const char *pfdy, int wk, int hw,
+                                    const float *wt)
 {
     const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
     __m512 tot = _mm512_setzero_ps();
@@ -412,7 +432,12 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
                 _mm_prefetch(pfdy + (size_t)j * 2u, _MM_HINT_T1);
                 _mm_prefetch(pfdy + (size_t)j * 2u + 64u, _MM_HINT_T1);
             }
-            if (wk != RMSI_W_NONE) {
+            if (wk != RMSI_W_NONE && wt != NULL) {
+                wf0.e = _mm512_load_ps(wt + j);
+                wf0.o = _mm512_load_ps(wt + j + 16);
+                wf1.e = _mm512_load_ps(wt + j + 32);
+                wf1.o = _mm512_load_ps(wt + j + 48);
+            } else if (wk != RMSI_W_NONE) {
                 wf0 = rmsi_bwd_weff_eo(&k, j, 0, 1);
                 wf1 = rmsi_bwd_weff_eo(&k, j + 32, 0, 1);
             }
@@ -422,8 +447,8 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
             rmsi_bwd_gn_eo(&k, b, j + 32, 0, 1, rsb, wk, &wf1, &dy, &g, &n);
             a2 = _mm512_fmadd_ps(g.e, n.e, a2);
             a3 = _mm512_fmadd_ps(g.o, n.o, a3);
-            rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0);
-            rmsi_bwd_out_eo(&k, a, j + 32, 0, 1, c->nt, rsa, cma, wk, hw, &wf1);
+            rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0, c->eo_part);
+            rmsi_bwd_out_eo(&k, a, j + 32, 0, 1, c->nt, rsa, cma, wk, hw, &wf1, c->eo_part);
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
@@ -436,9 +461,9 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
         a4 = _mm512_fmadd_ps(g.e, n.e, a4);
         a4 = _mm512_fmadd_ps(g.o, n.o, a4);
         if (left >= 32)
-            rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0);
+            rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0, c->eo_part);
         else
-            rmsi_bwd_out_eo(&k, a, j, m, 0, 0, rsa, cma, wk, hw, &wf0);
+            rmsi_bwd_out_eo(&k, a, j, m, 0, 0, rsa, cma, wk, hw, &wf0, c->eo_part);
     }
     return rmsi_hsum(_mm512_add_ps(tot, a4));
 }
@@ -475,23 +500,40 @@ RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char 
 RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, int wk,
                                         int hw)
 {
+    _Alignas(64) float tab[RMSI_FWD_WT_COLS];
+    const float *wt = NULL;
     rmsi_bwd_row a, b;
     int64_t r;
 
+    /* w + weight_offset widened once, as the forward's hot sweeps do: four
+     * vector operations less per 32 columns of each row */
+    if (wk == RMSNORM_BF16 && !c->nt && r1 - r0 >= RMSI_FWD_WT_ROWS && c->cols <= RMSI_FWD_WT_COLS)
+        wt = rmsi_wtab_eo(c->w, c->off, c->cols, tab);
     rmsi_bwd_row_at(c, r0, &a);
     __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, hw));
     __m512 cma = _mm512_set1_ps(rmsi_bwd_dot_eo(c, &a, rsa, wk) / (float)c->cols);
     for (r = r0; r + 1 < r1; r++) {
         rmsi_bwd_row_at(c, r + 1, &b);
         const int pf = r + 2 < r1;
+        const char *pfx = pf ? b.x + c->xs : NULL;
+        const char *pfdy = pf ? b.dy + c->dys : NULL;
         const __m512 rsb = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + 1, b.x, hw));
-        const float dot = rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pf ? b.x + c->xs : NULL,
-                                            pf ? b.dy + c->dys : NULL, wk, hw);
+        const float dot = wt != NULL ? rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, wt)
+                                     : rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, NULL);
         a = b;
         rsa = rsb;
         cma = _mm512_set1_ps(dot / (float)c->cols);
     }
-    rmsi_bwd_out_range_eo(c, &a, 0, c->cols, c->nt, rsa, cma, wk, hw);
+    rmsi_bwd_out_range_eo(c, &a, 0, c->cols, c->nt, rsa, cma, wk, hw, c->eo_part);
+}
+
+/* 1 when a call's rows run through rmsi_bwd_rows_fused_eo: the simple bf16
+ * calls with no weight or a bf16 one, unless dx is streamed to rows that do
+ * not start on 64 bytes (the fused sweep has no alignment head). */
+static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int wk, int simple)
+{
+    return simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 &&
+           (!c->nt || ((uintptr_t)c->dx % 64u == 0u && c->dxs % 64u == 0u));
 }
 
 /* Items are rows (no dweight) or dweight chunks. simple != 0 (compile-time):
@@ -499,9 +541,7 @@ RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64
 RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, rmsnorm_dtype t,
                                 int wk, int hw, int simple)
 {
-    /* the fused sweep has no NT alignment head: every dx row must start on 64 B */
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 &&
-        (!c->nt || ((uintptr_t)c->dx % 64u == 0u && c->dxs % 64u == 0u))) {
+    if (rmsi_bwd_fused_ok(c, t, wk, simple)) {
         const int64_t r0 = c->ws == NULL ? i0 : i0 * c->chunk_rows;
         const int64_t e1 = c->ws == NULL ? i1 : i1 * c->chunk_rows;
         if (r0 < c->rows)

@@ -170,21 +170,27 @@ RMSI_INLINE void rmsi_fwd_store(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, in
 #define RMSI_FWD_WT_COLS 4096
 #define RMSI_FWD_WT_ROWS 4
 
-RMSI_INLINE const float *rmsi_fwd_wtab(const rmsi_fwd_ctx *c, int64_t rows, float *tab)
+/* The table itself: cols (<= RMSI_FWD_WT_COLS) bf16 weights at w. */
+RMSI_INLINE const float *rmsi_wtab_eo(const char *w, float offset, int64_t cols, float *tab)
 {
-    const __m512 off = _mm512_set1_ps(c->off);
+    const __m512 off = _mm512_set1_ps(offset);
     int64_t j;
 
-    if (c->nt || rows < RMSI_FWD_WT_ROWS || c->cols > RMSI_FWD_WT_COLS)
-        return NULL;
-    for (j = 0; j < c->cols; j += 32) {
-        const int full = j + 32 <= c->cols;
+    for (j = 0; j < cols; j += 32) {
+        const int full = j + 32 <= cols;
         __m512 we, wo;
-        rmsi_bf16_load_eo(c->w + (size_t)j * 2u, full ? 0 : rmsi_vmask32(c->cols - j), full, &we, &wo);
+        rmsi_bf16_load_eo(w + (size_t)j * 2u, full ? 0 : rmsi_vmask32(cols - j), full, &we, &wo);
         _mm512_store_ps(tab + j, _mm512_add_ps(we, off));
         _mm512_store_ps(tab + j + 16, _mm512_add_ps(wo, off));
     }
     return tab;
+}
+
+RMSI_INLINE const float *rmsi_fwd_wtab(const rmsi_fwd_ctx *c, int64_t rows, float *tab)
+{
+    if (c->nt || rows < RMSI_FWD_WT_ROWS || c->cols > RMSI_FWD_WT_COLS)
+        return NULL;
+    return rmsi_wtab_eo(c->w, c->off, c->cols, tab);
 }
 
 /* bf16 y of the 32 columns at j (m: the lanes, when !full) in even/odd form;

@@ -19,14 +19,22 @@ static const struct {
     int64_t rows, cols;
     rmsnorm_dtype t;
     uint32_t flags;
+    rmst_w_mode wmode;
+    int dres;
 } k_shapes[] = {
-    {1000, 333, RMSNORM_F32, RMSNORM_ROUND_ONCE},
-    {257, 4096, RMSNORM_BF16, RMSNORM_ROUND_LLAMA},
-    {3, 70000, RMSNORM_F16, RMSNORM_ROUND_ONCE},
-    {4099, 64, RMSNORM_F32, RMSNORM_ROUND_ONCE},
+    {1000, 333, RMSNORM_F32, RMSNORM_ROUND_ONCE, RMST_W_F32, 1},
+    {257, 4096, RMSNORM_BF16, RMSNORM_ROUND_LLAMA, RMST_W_F32, 1},
+    {3, 70000, RMSNORM_F16, RMSNORM_ROUND_ONCE, RMST_W_F32, 1},
+    {4099, 64, RMSNORM_F32, RMSNORM_ROUND_ONCE, RMST_W_F32, 1},
     /* 2^16..2^18 elements, three dweight chunks: threaded on avx512 since
      * session 15 (simd/simd.h RMSI_SIMD_PARALLEL_MIN) */
-    {40, 2048, RMSNORM_BF16, RMSNORM_ROUND_ONCE},
+    {40, 2048, RMSNORM_BF16, RMSNORM_ROUND_ONCE, RMST_W_F32, 1},
+    /* bf16 weights and no residual gradient: avx512's fused even/odd sweep,
+     * whose rows a thread starts with take a sweep of their own and whose
+     * partials are kept in even/odd form; 100 rows are 7 chunks, 4100
+     * columns end in a short block */
+    {100, 4100, RMSNORM_BF16, RMSNORM_ROUND_ONCE, RMST_W_SAME, 0},
+    {16, 4096, RMSNORM_BF16, RMSNORM_ROUND_ONCE, RMST_W_SAME, 0},
 };
 
 static void make_case(size_t i, rmst_bwd_case *c)
@@ -36,9 +44,9 @@ static void make_case(size_t i, rmst_bwd_case *c)
     c->rows = k_shapes[i].rows;
     c->cols = k_shapes[i].cols;
     c->stride = c->cols + 3;
-    c->wmode = RMST_W_F32;
+    c->wmode = k_shapes[i].wmode;
     c->flags = k_shapes[i].flags;
-    c->dres = 1;
+    c->dres = k_shapes[i].dres;
     c->want_dw = 1;
     c->eps = 1e-6f;
     c->magnitude = 1.0;
