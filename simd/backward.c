@@ -21,15 +21,21 @@
 #include "simd/simd.h"
 
 /* Each (dtype, weight) pair in the general form and the simple one
- * (rmsi_bwd_items: no dresidual, no ROUND_LLAMA). */
+ * (rmsi_bwd_items: no dresidual, no ROUND_LLAMA); bf16's simple form also
+ * with one load a vector (_s1, for rows off a cache line). */
 #define BWD_INST(name, t, wk)                                                   \
     static void name(const void *c, int64_t i0, int64_t i1)                     \
     {                                                                           \
-        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, t, wk, 0, 0);           \
+        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, t, wk, 0, 0, 0);        \
     }                                                                           \
     static void name##_s(const void *c, int64_t i0, int64_t i1)                 \
     {                                                                           \
-        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, t, wk, 0, 1);           \
+        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, t, wk, 0, 1, 0);        \
+    }
+#define BWD_INST1(name, wk)                                                     \
+    static void name##_s1(const void *c, int64_t i0, int64_t i1)                \
+    {                                                                           \
+        rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, wk, 0, 1, 1); \
     }
 
 BWD_INST(bwd_f32_none, RMSNORM_F32, RMSI_W_NONE)
@@ -40,10 +46,13 @@ BWD_INST(bwd_f16_f16, RMSNORM_F16, RMSNORM_F16)
 BWD_INST(bwd_bf16_none, RMSNORM_BF16, RMSI_W_NONE)
 BWD_INST(bwd_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
 BWD_INST(bwd_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
+BWD_INST1(bwd_bf16_none, RMSI_W_NONE)
+BWD_INST1(bwd_bf16_bf16, RMSNORM_BF16)
 
 #define BWD_PICK(a) (simple ? a##_s : (a))
+#define BWD_PICK1(a) (simple ? (one ? a##_s1 : a##_s) : (a))
 
-static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple)
+static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple, int one)
 {
     const int wk = w == NULL ? RMSI_W_NONE : (int)wt;
 
@@ -56,10 +65,10 @@ static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int 
                                    : BWD_PICK(bwd_f16_f16);
     case RMSNORM_BF16:
         if (rmsi_avx512_has_bf16)
-            return rmsi_bwd_bf16hw_pick(wk, simple);
-        return wk == RMSI_W_NONE   ? BWD_PICK(bwd_bf16_none)
+            return rmsi_bwd_bf16hw_pick(wk, simple, one);
+        return wk == RMSI_W_NONE   ? BWD_PICK1(bwd_bf16_none)
                : wk == RMSNORM_F32 ? BWD_PICK(bwd_bf16_f32)
-                                   : BWD_PICK(bwd_bf16_bf16);
+                                   : BWD_PICK1(bwd_bf16_bf16);
     default:
         return NULL;
     }
@@ -150,16 +159,13 @@ static void reduce_cols(const void *vc, int64_t b0, int64_t b1)
     }
 }
 
-/* One chunk whose partial is dw itself: its full blocks back in column order,
- * each added to +0 as the reduction would (an fma in the sweep can leave -0). */
+/* One chunk whose partial is dw itself: its full blocks back in column order. */
 static void eo_to_cols(float *dw, int64_t cols)
 {
-    const __m512 z = _mm512_setzero_ps();
     int64_t j;
 
     for (j = 0; j + (int64_t)2 * RMSI_VL <= cols; j += (int64_t)2 * RMSI_VL)
-        store_pair(dw + j, _mm512_add_ps(z, _mm512_loadu_ps(dw + j)),
-                   _mm512_add_ps(z, _mm512_loadu_ps(dw + j + 16)), 1);
+        store_pair(dw + j, _mm512_loadu_ps(dw + j), _mm512_loadu_ps(dw + j + 16), 1);
 }
 
 static size_t stride_bytes(const rmsnorm_matrix *m)
@@ -174,7 +180,11 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     const int64_t rows = a->x.rows;
     const int64_t cols = a->x.cols;
     const int simple = a->dresidual.data == NULL && (a->flags & RMSNORM_ROUND_LLAMA) == 0u;
-    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype, simple);
+    /* dy or x rows off a cache line: the fused bf16 sweep loads each vector
+     * once (rmsi_bf16_load_eo1) */
+    const int one = (((uintptr_t)a->x.data | (uintptr_t)a->dy.data | (uintptr_t)stride_bytes(&a->x) |
+                      (uintptr_t)stride_bytes(&a->dy)) & 63u) != 0u;
+    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype, simple, one);
     const int want_dw = a->dweight != NULL;
     int64_t nchunks = 0;
 
@@ -223,9 +233,9 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     c.nt = bytes >= RMSI_SIMD_NT_MIN;
     /* The fused even/odd sweep's partials in even/odd form (16 even columns of
      * a full 32-column block, then its 16 odd ones): each row's products are
-     * then fmas into the partial, with no permutes back to column order. The
-     * reduction restores the order for free; one chunk, whose partial is dw,
-     * takes a pass of its own, which pays from 4 rows (docs/perf/cpu.md). */
+     * added with no permutes back to column order. The reduction restores the
+     * order for free; one chunk, whose partial is dw, takes a pass of its
+     * own, which pays from 4 rows (docs/perf/cpu.md). */
     c.eo_part = want_dw && (nchunks > 1 || rows >= 4) &&
                 rmsi_bwd_fused_ok(&c, t, a->weight == NULL ? RMSI_W_NONE : (int)a->weight_dtype, simple);
 

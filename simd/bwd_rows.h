@@ -34,7 +34,7 @@ typedef struct rmsi_bwd_ctx {
     int eo_part; /* rmsi_bwd_rows_fused_eo keeps full partial blocks in even/odd form */
 } rmsi_bwd_ctx;
 
-rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple);
+rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple, int one);
 
 typedef struct rmsi_bwd_row {
     const char *dy, *x, *dres;
@@ -49,6 +49,7 @@ typedef struct rmsi_bwd_k {
     const char *w;
     __m512 off;
     int llama;
+    int one; /* even/odd loads: one load a vector (rmsi_bf16_load_eo1) */
 } rmsi_bwd_k;
 
 /* g = dy * weff and n = x * rstd of 16 lanes at column j. */
@@ -76,7 +77,7 @@ RMSI_INLINE void rmsi_bwd_gn(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t
 RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs,
                                rmsnorm_dtype t, int wk)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama };
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama, 0 };
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
     __m512 dy, g, n;
@@ -155,7 +156,7 @@ RMSI_INLINE void rmsi_bwd_out_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w
                                     int64_t j1, int nt, __m512 rs, __m512 cm, rmsnorm_dtype t,
                                     int wk, int hw, int simple)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama };
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama, 0 };
     const size_t sz = rmsi_vsize(t);
     int64_t j = j0;
 
@@ -196,13 +197,31 @@ RMSI_INLINE rmsi_eo rmsi_bwd_weff_eo(const rmsi_bwd_k *c, int64_t j, rmsi_mask32
     return wv;
 }
 
+/* 32 bf16 at p in even/odd form from one load: gcc otherwise folds the load
+ * into both the shift and the and, two loads of the same 64 bytes. Where rows
+ * do not start on a cache line each of those loads spans two lines, and one
+ * load a vector is 10-12% faster, hot or cold; on aligned rows it is 10%
+ * slower cold, so rmsi_avx512_backward picks the instantiation by alignment
+ * (docs/perf/cpu.md, session 39). The empty asm only keeps v in a register. */
+RMSI_INLINE void rmsi_bf16_load_eo1(const void *p, rmsi_mask32 m, int full, __m512 *e, __m512 *o)
+{
+    __m512i v = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p);
+    __asm__("" : "+v"(v));
+    rmsi_bf16_eo(v, e, o);
+}
+
 /* wf: weff of these columns when the caller has it, else NULL. */
 RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, rmsi_mask32 m,
                                 int full, __m512 rs, int wk, const rmsi_eo *wf, rmsi_eo *dy,
                                 rmsi_eo *g, rmsi_eo *n)
 {
-    rmsi_bf16_load_eo(w->dy + (size_t)j * 2u, m, full, &dy->e, &dy->o);
-    rmsi_bf16_load_eo(w->x + (size_t)j * 2u, m, full, &n->e, &n->o);
+    if (c->one) {
+        rmsi_bf16_load_eo1(w->dy + (size_t)j * 2u, m, full, &dy->e, &dy->o);
+        rmsi_bf16_load_eo1(w->x + (size_t)j * 2u, m, full, &n->e, &n->o);
+    } else {
+        rmsi_bf16_load_eo(w->dy + (size_t)j * 2u, m, full, &dy->e, &dy->o);
+        rmsi_bf16_load_eo(w->x + (size_t)j * 2u, m, full, &n->e, &n->o);
+    }
     n->e = _mm512_mul_ps(n->e, rs);
     n->o = _mm512_mul_ps(n->o, rs);
     if (wk == RMSI_W_NONE) {
@@ -215,9 +234,10 @@ RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int6
 }
 
 /* Sum of g_j * n_j: rmsi_row_sumsq_bf16's order. */
-RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs, int wk)
+RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs, int wk,
+                               int one)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, one };
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
     rmsi_eo dy, g, n;
@@ -266,9 +286,10 @@ RMSI_INLINE void rmsi_bwd_part16(float *pp, __m512 p, __mmask16 m, int full, int
 }
 
 /* dx and the dweight partial of the 32 columns at j. eo_part: the partial
- * holds a full block in even/odd form (rmsi_bwd_ctx), so its products are
- * fused into the adds and need no permute back to column order; a short
- * last block is always in column order. */
+ * holds a full block in even/odd form (rmsi_bwd_ctx), so its products need
+ * no permute back to column order; they are added as in column order (no
+ * fma), so dw has the same bits whichever layout a call used. A short last
+ * block is always in column order. */
 RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j,
                                  rmsi_mask32 m, int full, int nt, __m512 rs, __m512 cm, int wk,
                                  int hw, const rmsi_eo *wf, int eo_part)
@@ -280,17 +301,8 @@ RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int
     const __m512 de = _mm512_mul_ps(rs, _mm512_fnmadd_ps(n.e, cm, g.e));
     const __m512 dod = _mm512_mul_ps(rs, _mm512_fnmadd_ps(n.o, cm, g.o));
     if (w->part != NULL && full && eo_part) {
-        float *pp = w->part + j;
-        if (w->first) {
-            /* +0 + p, as rmsi_bwd_part16: never -0 (an fma with +0 would give
-             * -0 for a negative product that rounds to zero) */
-            const __m512 z = _mm512_setzero_ps();
-            _mm512_storeu_ps(pp, _mm512_add_ps(z, _mm512_mul_ps(dy.e, n.e)));
-            _mm512_storeu_ps(pp + 16, _mm512_add_ps(z, _mm512_mul_ps(dy.o, n.o)));
-        } else {
-            _mm512_storeu_ps(pp, _mm512_fmadd_ps(dy.e, n.e, _mm512_loadu_ps(pp)));
-            _mm512_storeu_ps(pp + 16, _mm512_fmadd_ps(dy.o, n.o, _mm512_loadu_ps(pp + 16)));
-        }
+        rmsi_bwd_part16(w->part + j, _mm512_mul_ps(dy.e, n.e), 0, 1, w->first);
+        rmsi_bwd_part16(w->part + j + 16, _mm512_mul_ps(dy.o, n.o), 0, 1, w->first);
     } else if (w->part != NULL) {
         __m512 lo, hi;
         rmsi_eo_interleave(_mm512_mul_ps(dy.e, n.e), _mm512_mul_ps(dy.o, n.o), &lo, &hi);
@@ -316,9 +328,9 @@ RMSI_INLINE void rmsi_bwd_out_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int
 
 RMSI_INLINE void rmsi_bwd_out_range_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t j0,
                                        int64_t j1, int nt, __m512 rs, __m512 cm, int wk, int hw,
-                                       int eo_part)
+                                       int eo_part, int one)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, one };
     int64_t j = j0;
 
     if (w->nx != NULL) {
@@ -341,8 +353,11 @@ RMSI_INLINE void rmsi_bwd_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, in
                                 int nt, __m512 rs, __m512 cm, rmsnorm_dtype t, int wk, int hw,
                                 int simple)
 {
+    /* even/odd rows come here only when dx streams to rows off 64 bytes
+     * (rmsi_bwd_fused_ok), whose inputs are likely off too: one load a
+     * vector (rmsi_bf16_load_eo1), as in rmsi_bwd_row_run's dot */
     if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32)
-        rmsi_bwd_out_range_eo(c, w, j0, j1, nt, rs, cm, wk, hw, 0);
+        rmsi_bwd_out_range_eo(c, w, j0, j1, nt, rs, cm, wk, hw, 0, 1);
     else
         rmsi_bwd_out_range(c, w, j0, j1, nt, rs, cm, t, wk, hw, simple);
 }
@@ -364,7 +379,7 @@ RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_b
                            ? c->rstd[r]
                            : rmsi_simd_rstd(rmsi_row_sumsq(w->x, NULL, c->cols, t, hw), c->cols, c->eps);
     const __m512 rs = _mm512_set1_ps(rstd);
-    const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk) : rmsi_bwd_dot(c, w, rs, t, wk);
+    const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk, 1) : rmsi_bwd_dot(c, w, rs, t, wk);
     const float cmean = dot / (float)c->cols;
     const __m512 cm = _mm512_set1_ps(cmean);
 
@@ -413,9 +428,9 @@ RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, fl
 RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a,
                                     const rmsi_bwd_row *b, __m512 rsa, __m512 cma, __m512 rsb,
                                     const char *pfx, const char *pfdy, int wk, int hw,
-                                    const float *wt)
+                                    const float *wt, int one)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, one };
     __m512 tot = _mm512_setzero_ps();
     __m512 a4 = _mm512_setzero_ps();
     rmsi_eo dy, g, n, wf0, wf1;
@@ -498,7 +513,7 @@ RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char 
  * its own chunk's partial, in row order, as rmsi_bwd_rows does.
  */
 RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, int wk,
-                                        int hw)
+                                        int hw, int one)
 {
     _Alignas(64) float tab[RMSI_FWD_WT_COLS];
     const float *wt = NULL;
@@ -511,20 +526,20 @@ RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64
         wt = rmsi_wtab_eo(c->w, c->off, c->cols, tab);
     rmsi_bwd_row_at(c, r0, &a);
     __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, hw));
-    __m512 cma = _mm512_set1_ps(rmsi_bwd_dot_eo(c, &a, rsa, wk) / (float)c->cols);
+    __m512 cma = _mm512_set1_ps(rmsi_bwd_dot_eo(c, &a, rsa, wk, one) / (float)c->cols);
     for (r = r0; r + 1 < r1; r++) {
         rmsi_bwd_row_at(c, r + 1, &b);
         const int pf = r + 2 < r1;
         const char *pfx = pf ? b.x + c->xs : NULL;
         const char *pfdy = pf ? b.dy + c->dys : NULL;
         const __m512 rsb = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + 1, b.x, hw));
-        const float dot = wt != NULL ? rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, wt)
-                                     : rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, NULL);
+        const float dot = wt != NULL ? rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, wt, one)
+                                     : rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, NULL, one);
         a = b;
         rsa = rsb;
         cma = _mm512_set1_ps(dot / (float)c->cols);
     }
-    rmsi_bwd_out_range_eo(c, &a, 0, c->cols, c->nt, rsa, cma, wk, hw, c->eo_part);
+    rmsi_bwd_out_range_eo(c, &a, 0, c->cols, c->nt, rsa, cma, wk, hw, c->eo_part, one);
 }
 
 /* 1 when a call's rows run through rmsi_bwd_rows_fused_eo: the simple bf16
@@ -537,15 +552,16 @@ static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int 
 }
 
 /* Items are rows (no dweight) or dweight chunks. simple != 0 (compile-time):
- * no dresidual and no ROUND_LLAMA. */
+ * no dresidual and no ROUND_LLAMA. one: the fused sweep loads each vector
+ * once (rmsi_bf16_load_eo1; picked for rows off a cache line). */
 RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, rmsnorm_dtype t,
-                                int wk, int hw, int simple)
+                                int wk, int hw, int simple, int one)
 {
     if (rmsi_bwd_fused_ok(c, t, wk, simple)) {
         const int64_t r0 = c->ws == NULL ? i0 : i0 * c->chunk_rows;
         const int64_t e1 = c->ws == NULL ? i1 : i1 * c->chunk_rows;
         if (r0 < c->rows)
-            rmsi_bwd_rows_fused_eo(c, r0, e1 < c->rows ? e1 : c->rows, wk, hw);
+            rmsi_bwd_rows_fused_eo(c, r0, e1 < c->rows ? e1 : c->rows, wk, hw, one);
     } else if (c->ws == NULL) {
         rmsi_bwd_rows(c, i0, i1, NULL, t, wk, hw, simple);
     } else {

@@ -1,6 +1,7 @@
 /*
  * dw is bitwise reproducible: over repeated calls with a NaN-poisoned
- * workspace between them, and (host backends) with 1, 2 and 7 OpenMP threads.
+ * workspace between them, and (host backends) with 1, 2 and 7 OpenMP threads;
+ * and (host backends) dx and dw do not depend on where x, dy and dx sit.
  * Uses the backward runner of bwd_case.c, so data and buffers are those of the
  * oracle tests.
  */
@@ -12,6 +13,7 @@
 #include "ref/formats.h"
 #include "tests/backends.h"
 #include "tests/bwd_case.h"
+#include "tests/rng.h"
 
 /* Shapes where the row chunks of the reduction matter: many rows, few rows
  * and wide, and a row count that is not a multiple of anything. */
@@ -148,11 +150,114 @@ static void dw_thread_counts(void **state)
         fail_msg("dw depends on the OpenMP thread count on %s", tb->name);
 }
 
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* One bf16 backward (bf16 weights, dweight, rstd recomputed) with x, dy and
+ * dx `off` bytes past a 64-byte boundary; returns the hashes of dx and dw. */
+static void placed_call(const rmsnorm_backend *be, int64_t rows, int64_t cols, size_t off,
+                        const uint16_t *x0, const uint16_t *dy0, const uint16_t *w, uint64_t *hx,
+                        uint64_t *hw)
+{
+    const size_t n = (size_t)rows * (size_t)cols * 2u;
+    size_t wsb = 0;
+    assert_int_equal(rmsnorm_backward_workspace_size(be, rows, cols, &wsb), RMSNORM_OK);
+    unsigned char *bx = aligned_alloc(64, n + 128u);
+    unsigned char *bdy = aligned_alloc(64, n + 128u);
+    unsigned char *bdx = aligned_alloc(64, n + 128u);
+    float *dw = aligned_alloc(64, ((size_t)cols * 4u + 63u) & ~(size_t)63u);
+    void *ws = aligned_alloc(64, (wsb + 64u) & ~(size_t)63u);
+    assert_true(bx != NULL && bdy != NULL && bdx != NULL && dw != NULL && ws != NULL);
+    memcpy(bx + off, x0, n);
+    memcpy(bdy + off, dy0, n);
+    memset(bdx, 0xff, n + 128u);
+    memset(dw, 0xff, (size_t)cols * 4u);
+    rmsnorm_backward_args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    rmsnorm_matrix m = {bdy + off, RMSNORM_BF16, rows, cols, cols};
+    a.dy = m;
+    m.data = bx + off;
+    a.x = m;
+    m.data = bdx + off;
+    a.dx = m;
+    a.weight = w;
+    a.weight_dtype = RMSNORM_BF16;
+    a.eps = 1e-6f;
+    a.dweight = dw;
+    a.workspace = ws;
+    a.workspace_bytes = wsb;
+    assert_int_equal(rmsnorm_backward(be, &a, NULL), RMSNORM_OK);
+    *hx = hash_bytes(bdx + off, n);
+    *hw = hash_bytes(dw, (size_t)cols * 4u);
+    free(bx);
+    free(bdy);
+    free(bdx);
+    free(dw);
+    free(ws);
+}
+
+/* The sums' orders depend on cols only, so where the rows sit must not change
+ * a bit. 1100 x 4096 streams dx (avx512: >= 24 MiB); there, rows off 64
+ * bytes take the two-sweep path and aligned ones the fused sweep, and the
+ * fused sweep's even/odd partials once gave dw other bits (session 39). */
+static void bits_by_placement(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const int64_t shapes[][2] = {{1100, 4096}, {1100, 4100}, {40, 2048}, {5, 4100}, {16, 33}};
+    static const size_t offs[] = {2, 16, 32, 48, 62};
+    int failed = 0;
+    if (rmsnorm_backend_is_device(tb->be)) {
+        print_message("%s is a device backend: host placement does not apply\n", tb->name);
+        return;
+    }
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t rows = shapes[s][0], cols = shapes[s][1];
+        const size_t n = (size_t)rows * (size_t)cols;
+        rmst_rng rng = {0xa119e000u + s};
+        uint16_t *x = malloc(n * 2u), *dy = malloc(n * 2u), *w = malloc((size_t)cols * 2u);
+        uint64_t hx0, hw0;
+        assert_true(x != NULL && dy != NULL && w != NULL);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+            dy[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+        }
+        for (int64_t j = 0; j < cols; j++)
+            w[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+        placed_call(tb->be, rows, cols, 0u, x, dy, w, &hx0, &hw0);
+        for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+            uint64_t hx, hw;
+            placed_call(tb->be, rows, cols, offs[k], x, dy, w, &hx, &hw);
+            if (hx != hx0 || hw != hw0) {
+                print_error("FAIL [%s] rows=%lld cols=%lld: %s differ%s with the rows %zu bytes off 64\n",
+                            tb->name, (long long)rows, (long long)cols,
+                            hx != hx0 && hw != hw0 ? "dx and dw" : hx != hx0 ? "dx" : "dw",
+                            hx != hx0 && hw != hw0 ? "" : "s", offs[k]);
+                failed++;
+            }
+        }
+        free(x);
+        free(dy);
+        free(w);
+    }
+    if (failed > 0)
+        fail_msg("backward bits depend on where the buffers sit on %s", tb->name);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dw_repeated_calls),
         cmocka_unit_test(dw_thread_counts),
+        cmocka_unit_test(bits_by_placement),
     };
     if (rmst_main_init(argc, argv) != 0)
         return 2;
