@@ -1,7 +1,8 @@
 /*
  * dw is bitwise reproducible: over repeated calls with a NaN-poisoned
  * workspace between them, and (host backends) with 1, 2 and 7 OpenMP threads;
- * and (host backends) dx and dw do not depend on where x, dy and dx sit.
+ * and (host backends) the backward's dx and dw, and the fused add's y, h and
+ * rstd, do not depend on where the rows sit.
  * Uses the backward runner of bwd_case.c, so data and buffers are those of the
  * oracle tests.
  */
@@ -150,6 +151,14 @@ static void dw_thread_counts(void **state)
         fail_msg("dw depends on the OpenMP thread count on %s", tb->name);
 }
 
+/* aligned_alloc wants a size that is a multiple of the alignment */
+static void *alloc64(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63u) & ~(size_t)63u);
+    assert_non_null(p);
+    return p;
+}
+
 static uint64_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -170,12 +179,11 @@ static void placed_call(const rmsnorm_backend *be, int64_t rows, int64_t cols, s
     const size_t n = (size_t)rows * (size_t)cols * 2u;
     size_t wsb = 0;
     assert_int_equal(rmsnorm_backward_workspace_size(be, rows, cols, &wsb), RMSNORM_OK);
-    unsigned char *bx = aligned_alloc(64, n + 128u);
-    unsigned char *bdy = aligned_alloc(64, n + 128u);
-    unsigned char *bdx = aligned_alloc(64, n + 128u);
-    float *dw = aligned_alloc(64, ((size_t)cols * 4u + 63u) & ~(size_t)63u);
-    void *ws = aligned_alloc(64, (wsb + 64u) & ~(size_t)63u);
-    assert_true(bx != NULL && bdy != NULL && bdx != NULL && dw != NULL && ws != NULL);
+    unsigned char *bx = alloc64(n + 128u);
+    unsigned char *bdy = alloc64(n + 128u);
+    unsigned char *bdx = alloc64(n + 128u);
+    float *dw = alloc64((size_t)cols * 4u);
+    void *ws = alloc64(wsb + 64u);
     memcpy(bx + off, x0, n);
     memcpy(bdy + off, dy0, n);
     memset(bdx, 0xff, n + 128u);
@@ -252,12 +260,92 @@ static void bits_by_placement(void **state)
         fail_msg("backward bits depend on where the buffers sit on %s", tb->name);
 }
 
+/* A bf16 fused add (bf16 weights, rstd) with x, residual, h and y `off`
+ * bytes past a 64-byte boundary; returns a hash of y, h and rstd. */
+static uint64_t placed_fwd(const rmsnorm_backend *be, int64_t rows, int64_t cols, size_t off,
+                           const uint16_t *x0, const uint16_t *r0, const uint16_t *w)
+{
+    const size_t n = (size_t)rows * (size_t)cols * 2u;
+    unsigned char *b[4];
+    float *rstd = malloc((size_t)rows * sizeof(float));
+    assert_non_null(rstd);
+    for (int k = 0; k < 4; k++) {
+        b[k] = alloc64(n + 128u);
+        memset(b[k], 0xff, n + 128u);
+    }
+    memcpy(b[0] + off, x0, n);
+    memcpy(b[1] + off, r0, n);
+    rmsnorm_forward_args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    rmsnorm_matrix m = {b[0] + off, RMSNORM_BF16, rows, cols, cols};
+    a.x = m;
+    m.data = b[1] + off;
+    a.residual = m;
+    m.data = b[2] + off;
+    a.h_out = m;
+    m.data = b[3] + off;
+    a.y = m;
+    a.weight = w;
+    a.weight_dtype = RMSNORM_BF16;
+    a.eps = 1e-6f;
+    a.rstd = rstd;
+    assert_int_equal(rmsnorm_forward(be, &a, NULL), RMSNORM_OK);
+    const uint64_t h = hash_bytes(b[3] + off, n) ^ (hash_bytes(b[2] + off, n) * 3u) ^
+                       (hash_bytes(rstd, (size_t)rows * sizeof(float)) * 7u);
+    for (int k = 0; k < 4; k++)
+        free(b[k]);
+    free(rstd);
+    return h;
+}
+
+/* The same for the fused add: 2200 x 4096 streams its four matrices, whose
+ * stores start after a head up to 64 bytes. */
+static void fwd_bits_by_placement(void **state)
+{
+    const rmst_backend *tb = rmst_backend_of(state);
+    static const int64_t shapes[][2] = {{2200, 4096}, {40, 2048}, {5, 4100}, {16, 33}};
+    static const size_t offs[] = {2, 16, 32, 48, 62};
+    int failed = 0;
+    if (rmsnorm_backend_is_device(tb->be)) {
+        print_message("%s is a device backend: host placement does not apply\n", tb->name);
+        return;
+    }
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int64_t rows = shapes[s][0], cols = shapes[s][1];
+        const size_t n = (size_t)rows * (size_t)cols;
+        rmst_rng rng = {0xf0d00000u + s};
+        uint16_t *x = malloc(n * 2u), *r = malloc(n * 2u), *w = malloc((size_t)cols * 2u);
+        assert_true(x != NULL && r != NULL && w != NULL);
+        for (size_t i = 0; i < n; i++) {
+            x[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+            r[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+        }
+        for (int64_t j = 0; j < cols; j++)
+            w[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+        const uint64_t h0 = placed_fwd(tb->be, rows, cols, 0u, x, r, w);
+        for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+            if (placed_fwd(tb->be, rows, cols, offs[k], x, r, w) != h0) {
+                print_error("FAIL [%s] rows=%lld cols=%lld: the fused add's outputs differ with the rows %zu bytes off 64\n",
+                            tb->name, (long long)rows, (long long)cols, offs[k]);
+                failed++;
+            }
+        }
+        free(x);
+        free(r);
+        free(w);
+    }
+    if (failed > 0)
+        fail_msg("forward bits depend on where the buffers sit on %s", tb->name);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dw_repeated_calls),
         cmocka_unit_test(dw_thread_counts),
         cmocka_unit_test(bits_by_placement),
+        cmocka_unit_test(fwd_bits_by_placement),
     };
     if (rmst_main_init(argc, argv) != 0)
         return 2;
