@@ -151,6 +151,26 @@ static void dw_thread_counts(void **state)
         fail_msg("dw depends on the OpenMP thread count on %s", tb->name);
 }
 
+/* Where the placement tests put the rows: bytes past a 64-byte boundary. */
+static const size_t k_offs[] = {2, 16, 32, 48, 62};
+
+/* Two random bf16 matrices of n elements in [-1, 1) and cols weights in
+ * [0.5, 1.5), from seed. */
+static void gen_bf16(uint64_t seed, size_t n, int64_t cols, uint16_t **a, uint16_t **b, uint16_t **w)
+{
+    rmst_rng rng = {seed};
+    *a = malloc(n * 2u);
+    *b = malloc(n * 2u);
+    *w = malloc((size_t)cols * 2u);
+    assert_true(*a != NULL && *b != NULL && *w != NULL);
+    for (size_t i = 0; i < n; i++) {
+        (*a)[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+        (*b)[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+    }
+    for (int64_t j = 0; j < cols; j++)
+        (*w)[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+}
+
 /* aligned_alloc wants a size that is a multiple of the alignment */
 static void *alloc64(size_t bytes)
 {
@@ -221,7 +241,6 @@ static void bits_by_placement(void **state)
 {
     const rmst_backend *tb = rmst_backend_of(state);
     static const int64_t shapes[][2] = {{1100, 4096}, {1100, 4100}, {40, 2048}, {5, 4100}, {16, 33}};
-    static const size_t offs[] = {2, 16, 32, 48, 62};
     int failed = 0;
     if (rmsnorm_backend_is_device(tb->be)) {
         print_message("%s is a device backend: host placement does not apply\n", tb->name);
@@ -229,26 +248,18 @@ static void bits_by_placement(void **state)
     }
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int64_t rows = shapes[s][0], cols = shapes[s][1];
-        const size_t n = (size_t)rows * (size_t)cols;
-        rmst_rng rng = {0xa119e000u + s};
-        uint16_t *x = malloc(n * 2u), *dy = malloc(n * 2u), *w = malloc((size_t)cols * 2u);
+        uint16_t *x, *dy, *w;
         uint64_t hx0, hw0;
-        assert_true(x != NULL && dy != NULL && w != NULL);
-        for (size_t i = 0; i < n; i++) {
-            x[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
-            dy[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
-        }
-        for (int64_t j = 0; j < cols; j++)
-            w[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+        gen_bf16(0xa119e000u + s, (size_t)rows * (size_t)cols, cols, &x, &dy, &w);
         placed_call(tb->be, rows, cols, 0u, x, dy, w, &hx0, &hw0);
-        for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+        for (size_t k = 0; k < sizeof k_offs / sizeof k_offs[0]; k++) {
             uint64_t hx, hw;
-            placed_call(tb->be, rows, cols, offs[k], x, dy, w, &hx, &hw);
+            placed_call(tb->be, rows, cols, k_offs[k], x, dy, w, &hx, &hw);
             if (hx != hx0 || hw != hw0) {
                 print_error("FAIL [%s] rows=%lld cols=%lld: %s differ%s with the rows %zu bytes off 64\n",
                             tb->name, (long long)rows, (long long)cols,
                             hx != hx0 && hw != hw0 ? "dx and dw" : hx != hx0 ? "dx" : "dw",
-                            hx != hx0 && hw != hw0 ? "" : "s", offs[k]);
+                            hx != hx0 && hw != hw0 ? "" : "s", k_offs[k]);
                 failed++;
             }
         }
@@ -305,7 +316,6 @@ static void fwd_bits_by_placement(void **state)
 {
     const rmst_backend *tb = rmst_backend_of(state);
     static const int64_t shapes[][2] = {{2200, 4096}, {40, 2048}, {5, 4100}, {16, 33}};
-    static const size_t offs[] = {2, 16, 32, 48, 62};
     int failed = 0;
     if (rmsnorm_backend_is_device(tb->be)) {
         print_message("%s is a device backend: host placement does not apply\n", tb->name);
@@ -313,21 +323,13 @@ static void fwd_bits_by_placement(void **state)
     }
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int64_t rows = shapes[s][0], cols = shapes[s][1];
-        const size_t n = (size_t)rows * (size_t)cols;
-        rmst_rng rng = {0xf0d00000u + s};
-        uint16_t *x = malloc(n * 2u), *r = malloc(n * 2u), *w = malloc((size_t)cols * 2u);
-        assert_true(x != NULL && r != NULL && w != NULL);
-        for (size_t i = 0; i < n; i++) {
-            x[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
-            r[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
-        }
-        for (int64_t j = 0; j < cols; j++)
-            w[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+        uint16_t *x, *r, *w;
+        gen_bf16(0xf0d00000u + s, (size_t)rows * (size_t)cols, cols, &x, &r, &w);
         const uint64_t h0 = placed_fwd(tb->be, rows, cols, 0u, x, r, w);
-        for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
-            if (placed_fwd(tb->be, rows, cols, offs[k], x, r, w) != h0) {
+        for (size_t k = 0; k < sizeof k_offs / sizeof k_offs[0]; k++) {
+            if (placed_fwd(tb->be, rows, cols, k_offs[k], x, r, w) != h0) {
                 print_error("FAIL [%s] rows=%lld cols=%lld: the fused add's outputs differ with the rows %zu bytes off 64\n",
-                            tb->name, (long long)rows, (long long)cols, offs[k]);
+                            tb->name, (long long)rows, (long long)cols, k_offs[k]);
                 failed++;
             }
         }
