@@ -159,16 +159,17 @@ static const size_t k_offs[] = {2, 16, 32, 48, 62};
 static void gen_bf16(uint64_t seed, size_t n, int64_t cols, uint16_t **a, uint16_t **b, uint16_t **w)
 {
     rmst_rng rng = {seed};
-    *a = malloc(n * 2u);
-    *b = malloc(n * 2u);
-    *w = malloc((size_t)cols * 2u);
-    assert_true(*a != NULL && *b != NULL && *w != NULL);
+    uint16_t *pa = malloc(n * 2u), *pb = malloc(n * 2u), *pw = malloc((size_t)cols * 2u);
+    assert_true(pa != NULL && pb != NULL && pw != NULL);
     for (size_t i = 0; i < n; i++) {
-        (*a)[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
-        (*b)[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+        pa[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
+        pb[i] = rmsi_f32_to_bf16((float)rmst_rng_sym(&rng));
     }
     for (int64_t j = 0; j < cols; j++)
-        (*w)[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+        pw[j] = rmsi_f32_to_bf16(0.5f + (float)rmst_rng_unit(&rng));
+    *a = pa;
+    *b = pb;
+    *w = pw;
 }
 
 /* aligned_alloc wants a size that is a multiple of the alignment */
