@@ -192,10 +192,9 @@ static uint64_t hash_bytes(const void *p, size_t n)
 }
 
 /* One bf16 backward (bf16 weights, dweight, rstd recomputed) with x, dy and
- * dx `off` bytes past a 64-byte boundary; returns the hashes of dx and dw. */
-static void placed_call(const rmsnorm_backend *be, int64_t rows, int64_t cols, size_t off,
-                        const uint16_t *x0, const uint16_t *dy0, const uint16_t *w, uint64_t *hx,
-                        uint64_t *hw)
+ * dx `off` bytes past a 64-byte boundary; returns a hash of dx and dw. */
+static uint64_t placed_bwd(const rmsnorm_backend *be, int64_t rows, int64_t cols, size_t off,
+                           const uint16_t *x0, const uint16_t *dy0, const uint16_t *w)
 {
     const size_t n = (size_t)rows * (size_t)cols * 2u;
     size_t wsb = 0;
@@ -225,13 +224,47 @@ static void placed_call(const rmsnorm_backend *be, int64_t rows, int64_t cols, s
     a.workspace = ws;
     a.workspace_bytes = wsb;
     assert_int_equal(rmsnorm_backward(be, &a, NULL), RMSNORM_OK);
-    *hx = hash_bytes(bdx + off, n);
-    *hw = hash_bytes(dw, (size_t)cols * 4u);
+    const uint64_t h = hash_bytes(bdx + off, n) ^ (hash_bytes(dw, (size_t)cols * 4u) * 3u);
     free(bx);
     free(bdy);
     free(bdx);
     free(dw);
     free(ws);
+    return h;
+}
+
+/* A placed call: two bf16 input matrices and bf16 weights in, a hash of
+ * every output back (placed_bwd, placed_fwd). */
+typedef uint64_t (*placed_fn)(const rmsnorm_backend *be, int64_t rows, int64_t cols, size_t off,
+                              const uint16_t *a, const uint16_t *b, const uint16_t *w);
+
+/* Runs fn on each shape with its rows on 64 bytes and at each of k_offs;
+ * returns how many placements gave other bits. Device backends: 0. */
+static int placement_failures(const rmst_backend *tb, const char *what, const int64_t (*shapes)[2],
+                              size_t nshapes, uint64_t seed, placed_fn fn)
+{
+    int failed = 0;
+    if (rmsnorm_backend_is_device(tb->be)) {
+        print_message("%s is a device backend: host placement does not apply\n", tb->name);
+        return 0;
+    }
+    for (size_t s = 0; s < nshapes; s++) {
+        const int64_t rows = shapes[s][0], cols = shapes[s][1];
+        uint16_t *a, *b, *w;
+        gen_bf16(seed + s, (size_t)rows * (size_t)cols, cols, &a, &b, &w);
+        const uint64_t h0 = fn(tb->be, rows, cols, 0u, a, b, w);
+        for (size_t k = 0; k < sizeof k_offs / sizeof k_offs[0]; k++) {
+            if (fn(tb->be, rows, cols, k_offs[k], a, b, w) != h0) {
+                print_error("FAIL [%s] rows=%lld cols=%lld: %s differ with the rows %zu bytes off 64\n",
+                            tb->name, (long long)rows, (long long)cols, what, k_offs[k]);
+                failed++;
+            }
+        }
+        free(a);
+        free(b);
+        free(w);
+    }
+    return failed;
 }
 
 /* The sums' orders depend on cols only, so where the rows sit must not change
@@ -242,33 +275,8 @@ static void bits_by_placement(void **state)
 {
     const rmst_backend *tb = rmst_backend_of(state);
     static const int64_t shapes[][2] = {{1100, 4096}, {1100, 4100}, {40, 2048}, {5, 4100}, {16, 33}};
-    int failed = 0;
-    if (rmsnorm_backend_is_device(tb->be)) {
-        print_message("%s is a device backend: host placement does not apply\n", tb->name);
-        return;
-    }
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        const int64_t rows = shapes[s][0], cols = shapes[s][1];
-        uint16_t *x, *dy, *w;
-        uint64_t hx0, hw0;
-        gen_bf16(0xa119e000u + s, (size_t)rows * (size_t)cols, cols, &x, &dy, &w);
-        placed_call(tb->be, rows, cols, 0u, x, dy, w, &hx0, &hw0);
-        for (size_t k = 0; k < sizeof k_offs / sizeof k_offs[0]; k++) {
-            uint64_t hx, hw;
-            placed_call(tb->be, rows, cols, k_offs[k], x, dy, w, &hx, &hw);
-            if (hx != hx0 || hw != hw0) {
-                print_error("FAIL [%s] rows=%lld cols=%lld: %s differ%s with the rows %zu bytes off 64\n",
-                            tb->name, (long long)rows, (long long)cols,
-                            hx != hx0 && hw != hw0 ? "dx and dw" : hx != hx0 ? "dx" : "dw",
-                            hx != hx0 && hw != hw0 ? "" : "s", k_offs[k]);
-                failed++;
-            }
-        }
-        free(x);
-        free(dy);
-        free(w);
-    }
-    if (failed > 0)
+    if (placement_failures(tb, "the backward's dx or dw", shapes, sizeof shapes / sizeof shapes[0],
+                           0xa119e000u, placed_bwd) > 0)
         fail_msg("backward bits depend on where the buffers sit on %s", tb->name);
 }
 
@@ -317,28 +325,8 @@ static void fwd_bits_by_placement(void **state)
 {
     const rmst_backend *tb = rmst_backend_of(state);
     static const int64_t shapes[][2] = {{2200, 4096}, {40, 2048}, {5, 4100}, {16, 33}};
-    int failed = 0;
-    if (rmsnorm_backend_is_device(tb->be)) {
-        print_message("%s is a device backend: host placement does not apply\n", tb->name);
-        return;
-    }
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        const int64_t rows = shapes[s][0], cols = shapes[s][1];
-        uint16_t *x, *r, *w;
-        gen_bf16(0xf0d00000u + s, (size_t)rows * (size_t)cols, cols, &x, &r, &w);
-        const uint64_t h0 = placed_fwd(tb->be, rows, cols, 0u, x, r, w);
-        for (size_t k = 0; k < sizeof k_offs / sizeof k_offs[0]; k++) {
-            if (placed_fwd(tb->be, rows, cols, k_offs[k], x, r, w) != h0) {
-                print_error("FAIL [%s] rows=%lld cols=%lld: the fused add's outputs differ with the rows %zu bytes off 64\n",
-                            tb->name, (long long)rows, (long long)cols, k_offs[k]);
-                failed++;
-            }
-        }
-        free(x);
-        free(r);
-        free(w);
-    }
-    if (failed > 0)
+    if (placement_failures(tb, "the fused add's outputs", shapes, sizeof shapes / sizeof shapes[0],
+                           0xf0d00000u, placed_fwd) > 0)
         fail_msg("forward bits depend on where the buffers sit on %s", tb->name);
 }
 
