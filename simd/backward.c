@@ -7,7 +7,9 @@
  * 64 chunks); chunk k sums its rows, in row order, into workspace row k; then
  * dw[j] = ((part0[j] + part1[j]) + part2[j]) + ... in chunk order. Which thread
  * runs a chunk never changes a bit, so dw is identical across runs and thread
- * counts. Threads take contiguous ranges of chunks (rows without dweight).
+ * counts. Threads take contiguous ranges of chunks (rows without dweight),
+ * or, in a call of fewer rows than threads, of column segments
+ * (simd/bwd_wide.h).
  * The simple bf16 calls' fused sweep keeps a partial's full 32-column blocks
  * in even/odd form (rmsi_bwd_ctx.eo_part); the reduction, or one pass when
  * the partial is dw itself, stores them back in column order.
@@ -17,11 +19,12 @@
 #endif
 
 #include "internal.h"
-#include "simd/bwd_rows.h"
+#include "simd/bwd_wide.h"
 #include "simd/simd.h"
 
 /* Each (dtype, weight) pair in the general form and the simple one
- * (rmsi_bwd_items: no dresidual, no ROUND_LLAMA); bf16's simple form also
+ * (rmsi_bwd_items: no dresidual, no ROUND_LLAMA), each over chunks or rows
+ * and over a wide call's segments (simd/bwd_wide.h); bf16's simple form also
  * with one load a vector (_s1, for rows off a cache line). */
 #define BWD_INST(name, t, wk)                                                   \
     static void name(const void *c, int64_t i0, int64_t i1)                     \
@@ -31,6 +34,14 @@
     static void name##_s(const void *c, int64_t i0, int64_t i1)                 \
     {                                                                           \
         rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, t, wk, 0, 1, 0);        \
+    }                                                                           \
+    static void name##_w(const void *c, int p, int64_t s0, int64_t s1)          \
+    {                                                                           \
+        rmsi_bwd_wide((const rmsi_bwd_ctx *)c, p, s0, s1, t, wk, 0, 0);         \
+    }                                                                           \
+    static void name##_s_w(const void *c, int p, int64_t s0, int64_t s1)        \
+    {                                                                           \
+        rmsi_bwd_wide((const rmsi_bwd_ctx *)c, p, s0, s1, t, wk, 0, 1);         \
     }
 #define BWD_INST1(name, wk)                                                     \
     static void name##_s1(const void *c, int64_t i0, int64_t i1)                \
@@ -49,10 +60,11 @@ BWD_INST(bwd_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 BWD_INST1(bwd_bf16_none, RMSI_W_NONE)
 BWD_INST1(bwd_bf16_bf16, RMSNORM_BF16)
 
-#define BWD_PICK(a) (simple ? a##_s : (a))
-#define BWD_PICK1(a) (simple ? (one ? a##_s1 : a##_s) : (a))
+#define BWD_PICK(a) (simple ? (rmsi_kern){ a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
+#define BWD_PICK1(a)                                                            \
+    (simple ? (rmsi_kern){ one ? a##_s1 : a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
 
-static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple, int one)
+static rmsi_kern pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple, int one)
 {
     const int wk = w == NULL ? RMSI_W_NONE : (int)wt;
 
@@ -70,7 +82,7 @@ static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int 
                : wk == RMSNORM_F32 ? BWD_PICK(bwd_bf16_f32)
                                    : BWD_PICK1(bwd_bf16_bf16);
     default:
-        return NULL;
+        return (rmsi_kern){ NULL, NULL };
     }
 }
 
@@ -184,12 +196,16 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
      * once (rmsi_bf16_load_eo1) */
     const int one = (((uintptr_t)a->x.data | (uintptr_t)a->dy.data | (uintptr_t)stride_bytes(&a->x) |
                       (uintptr_t)stride_bytes(&a->dy)) & 63u) != 0u;
-    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype, simple, one);
+    const rmsi_kern fn = pick(t, a->weight, a->weight_dtype, simple, one);
     const int want_dw = a->dweight != NULL;
+    const int64_t nseg = rmsi_seg_count(cols);
     int64_t nchunks = 0;
+    _Alignas(64) __m512 segv[RMSI_WIDE_SLOTS];
+    _Alignas(64) __m512 dotv[RMSI_WIDE_SLOTS];
+    float rsv[RMSI_WIDE_SLOTS];
 
     (void)stream;
-    if (RMSI_NEVER(fn == NULL))
+    if (RMSI_NEVER(fn.rows == NULL || fn.wide == NULL))
         return RMSNORM_ERR_BAD_DTYPE;
     if (rows == 0) {
         if (want_dw) {
@@ -238,9 +254,21 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
      * own, which pays from 4 rows (docs/perf/cpu.md). */
     c.eo_part = want_dw && (nchunks > 1 || rows >= 4) &&
                 rmsi_bwd_fused_ok(&c, t, a->weight == NULL ? RMSI_W_NONE : (int)a->weight_dtype, simple);
+    c.segv = NULL;
+    c.dotv = NULL;
+    c.rsv = NULL;
+    c.nseg = nseg;
 
-    const int par = rmsi_simd_parallel(rows, cols);
-    rmsi_simd_run(want_dw ? nchunks : rows, par, fn, &c);
+    if (rmsi_simd_wide(rows, cols, nseg)) {
+        /* the wide sweeps keep the partials in column order */
+        c.eo_part = 0;
+        c.segv = segv;
+        c.dotv = dotv;
+        c.rsv = rsv;
+        rmsi_simd_run_phases(nseg, RMSI_BWD_WIDE_PHASES, fn.wide, &c);
+    } else {
+        rmsi_simd_run(want_dw ? nchunks : rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);
+    }
     if (c.eo_part && nchunks == 1)
         eo_to_cols(a->dweight, cols);
     if (want_dw && nchunks > 1) {

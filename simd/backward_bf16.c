@@ -8,7 +8,7 @@
 #endif
 
 #include "internal.h"
-#include "simd/bwd_rows.h"
+#include "simd/bwd_wide.h"
 
 #ifndef __AVX512BF16__
 #error "simd/backward_bf16.c must be built with -mavx512bf16 (simd/simd.ninja)"
@@ -19,6 +19,11 @@
     {                                                                           \
         rmsi_bwd_items((const rmsi_bwd_ctx *)c, i0, i1, RMSNORM_BF16, wk, 1, simple, one); \
     }
+#define BWD_HW_W(name, wk, simple)                                              \
+    static void name##_w(const void *c, int p, int64_t s0, int64_t s1)          \
+    {                                                                           \
+        rmsi_bwd_wide((const rmsi_bwd_ctx *)c, p, s0, s1, RMSNORM_BF16, wk, 1, simple); \
+    }
 
 BWD_HW(bwd_bf16hw_none, RMSI_W_NONE, 0, 0)
 BWD_HW(bwd_bf16hw_f32, RMSNORM_F32, 0, 0)
@@ -28,14 +33,26 @@ BWD_HW(bwd_bf16hw_f32_s, RMSNORM_F32, 1, 0)
 BWD_HW(bwd_bf16hw_bf16_s, RMSNORM_BF16, 1, 0)
 BWD_HW(bwd_bf16hw_none_s1, RMSI_W_NONE, 1, 1)
 BWD_HW(bwd_bf16hw_bf16_s1, RMSNORM_BF16, 1, 1)
+BWD_HW_W(bwd_bf16hw_none, RMSI_W_NONE, 0)
+BWD_HW_W(bwd_bf16hw_f32, RMSNORM_F32, 0)
+BWD_HW_W(bwd_bf16hw_bf16, RMSNORM_BF16, 0)
+BWD_HW_W(bwd_bf16hw_none_s, RMSI_W_NONE, 1)
+BWD_HW_W(bwd_bf16hw_f32_s, RMSNORM_F32, 1)
+BWD_HW_W(bwd_bf16hw_bf16_s, RMSNORM_BF16, 1)
 
-/* one: rows off a cache line (simd/backward.c) */
-rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple, int one)
+/* one: rows off a cache line (simd/backward.c); the wide sweeps have one
+ * form for both */
+#define BWD_HW_PICK(a)                                                          \
+    (simple ? (rmsi_kern){ a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
+#define BWD_HW_PICK1(a)                                                         \
+    (simple ? (rmsi_kern){ one ? a##_s1 : a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
+
+rmsi_kern rmsi_bwd_bf16hw_pick(int wk, int simple, int one)
 {
     switch (wk) {
-    case RMSI_W_NONE: return simple ? (one ? bwd_bf16hw_none_s1 : bwd_bf16hw_none_s) : bwd_bf16hw_none;
-    case RMSNORM_F32: return simple ? bwd_bf16hw_f32_s : bwd_bf16hw_f32;
+    case RMSI_W_NONE: return BWD_HW_PICK1(bwd_bf16hw_none);
+    case RMSNORM_F32: return BWD_HW_PICK(bwd_bf16hw_f32);
     case RMSNORM_BF16:
-    default: return simple ? (one ? bwd_bf16hw_bf16_s1 : bwd_bf16hw_bf16_s) : bwd_bf16hw_bf16;
+    default: return BWD_HW_PICK1(bwd_bf16hw_bf16);
     }
 }

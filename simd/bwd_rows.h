@@ -32,9 +32,14 @@ typedef struct rmsi_bwd_ctx {
     int llama;
     int nt; /* dx written with non-temporal stores */
     int eo_part; /* rmsi_bwd_rows_fused_eo keeps full partial blocks in even/odd form */
+    /* a wide call's scratch (simd/bwd_wide.h), else NULL: per row, nseg + 1
+     * slots of segment sums of x^2 (segv) and of g * n (dotv); rsv: rstd */
+    __m512 *segv, *dotv;
+    float *rsv;
+    int64_t nseg;
 } rmsi_bwd_ctx;
 
-rmsi_range_fn rmsi_bwd_bf16hw_pick(int wk, int simple, int one);
+rmsi_kern rmsi_bwd_bf16hw_pick(int wk, int simple, int one);
 
 typedef struct rmsi_bwd_row {
     const char *dy, *x, *dres;
@@ -73,20 +78,17 @@ RMSI_INLINE void rmsi_bwd_gn(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t
     }
 }
 
-/* Sum over the row of g_j * n_j, in the order of rmsi_row_sumsq. */
-RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs,
-                               rmsnorm_dtype t, int wk)
+/* Segment [j, j1) of the row's full 64s of the sum of g_j * n_j, in the
+ * order of rmsi_row_sumsq_ps_seg. */
+RMSI_INLINE __m512 rmsi_bwd_dot_seg(const rmsi_bwd_k *k, const rmsi_bwd_row *w, int64_t j, int64_t j1,
+                                    __m512 rs, rmsnorm_dtype t, int wk)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama, 0 };
     __m512 tot = _mm512_setzero_ps();
-    __m512 a4 = _mm512_setzero_ps();
     __m512 dy, g, n;
     const size_t sz = rmsi_vsize(t);
-    const int64_t c64 = c->cols & ~(int64_t)63;
-    int64_t j = 0;
 
-    while (j < c64) {
-        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+    while (j < j1) {
+        const int64_t end = (j1 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : j1;
         /* four named accumulators: an array indexed in a loop stayed in memory */
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
@@ -97,26 +99,53 @@ RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m
                     _mm_prefetch(w->ndy + (size_t)j * sz / 2u + o, _MM_HINT_T1);
                 }
             }
-            rmsi_bwd_gn(&k, w, j, 0, 1, rs, t, wk, &dy, &g, &n);
+            rmsi_bwd_gn(k, w, j, 0, 1, rs, t, wk, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g, n, a0);
-            rmsi_bwd_gn(&k, w, j + 16, 0, 1, rs, t, wk, &dy, &g, &n);
+            rmsi_bwd_gn(k, w, j + 16, 0, 1, rs, t, wk, &dy, &g, &n);
             a1 = _mm512_fmadd_ps(g, n, a1);
-            rmsi_bwd_gn(&k, w, j + 32, 0, 1, rs, t, wk, &dy, &g, &n);
+            rmsi_bwd_gn(k, w, j + 32, 0, 1, rs, t, wk, &dy, &g, &n);
             a2 = _mm512_fmadd_ps(g, n, a2);
-            rmsi_bwd_gn(&k, w, j + 48, 0, 1, rs, t, wk, &dy, &g, &n);
+            rmsi_bwd_gn(k, w, j + 48, 0, 1, rs, t, wk, &dy, &g, &n);
             a3 = _mm512_fmadd_ps(g, n, a3);
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
-    for (; j + RMSI_VL <= c->cols; j += RMSI_VL) {
-        rmsi_bwd_gn(&k, w, j, 0, 1, rs, t, wk, &dy, &g, &n);
+    return tot;
+}
+
+/* The tail [j, cols) past the row's last full 64. */
+RMSI_INLINE __m512 rmsi_bwd_dot_tail(const rmsi_bwd_k *k, const rmsi_bwd_row *w, int64_t j, int64_t cols,
+                                     __m512 rs, rmsnorm_dtype t, int wk)
+{
+    __m512 a4 = _mm512_setzero_ps();
+    __m512 dy, g, n;
+
+    for (; j + RMSI_VL <= cols; j += RMSI_VL) {
+        rmsi_bwd_gn(k, w, j, 0, 1, rs, t, wk, &dy, &g, &n);
         a4 = _mm512_fmadd_ps(g, n, a4);
     }
-    if (j < c->cols) {
-        rmsi_bwd_gn(&k, w, j, rmsi_vmask(c->cols - j), 0, rs, t, wk, &dy, &g, &n);
+    if (j < cols) {
+        rmsi_bwd_gn(k, w, j, rmsi_vmask(cols - j), 0, rs, t, wk, &dy, &g, &n);
         a4 = _mm512_fmadd_ps(g, n, a4);
     }
-    return rmsi_hsum(_mm512_add_ps(tot, a4));
+    return a4;
+}
+
+/* Sum over the row of g_j * n_j, in the order of rmsi_row_sumsq. */
+RMSI_INLINE float rmsi_bwd_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs,
+                               rmsnorm_dtype t, int wk)
+{
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama, 0 };
+    const int64_t c64 = c->cols & ~(int64_t)63;
+    const int64_t seg = rmsi_seg_cols(c->cols);
+    __m512 tot = _mm512_setzero_ps();
+    int64_t j;
+
+    for (j = 0; j < c64; j += seg) {
+        const int64_t e = c64 - j > seg ? j + seg : c64;
+        tot = rmsi_seg_fold(tot, rmsi_bwd_dot_seg(&k, w, j, e, rs, t, wk), j == 0);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, rmsi_bwd_dot_tail(&k, w, c64, c->cols, rs, t, wk)));
 }
 
 /* dx and the dweight partial for 16 lanes at column j. */
@@ -233,42 +262,65 @@ RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int6
     }
 }
 
-/* Sum of g_j * n_j: rmsi_row_sumsq_bf16's order. */
-RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs, int wk,
-                               int one)
+/* Segment [j, j1) of the row's full 64s of the sum of g_j * n_j in even/odd
+ * lanes (fixed by cols). */
+RMSI_INLINE __m512 rmsi_bwd_dot_eo_seg(const rmsi_bwd_k *k, const rmsi_bwd_row *w, int64_t j, int64_t j1,
+                                       __m512 rs, int wk)
 {
-    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, one };
     __m512 tot = _mm512_setzero_ps();
-    __m512 a4 = _mm512_setzero_ps();
     rmsi_eo dy, g, n;
-    const int64_t c64 = c->cols & ~(int64_t)63;
-    int64_t j = 0;
 
-    while (j < c64) {
-        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+    while (j < j1) {
+        const int64_t end = (j1 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : j1;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
             if (w->nx != NULL) { /* first half of the next row: see rmsi_bwd_row_run */
                 _mm_prefetch(w->nx + (size_t)j, _MM_HINT_T0);
                 _mm_prefetch(w->ndy + (size_t)j, _MM_HINT_T0);
             }
-            rmsi_bwd_gn_eo(&k, w, j, 0, 1, rs, wk, NULL, &dy, &g, &n);
+            rmsi_bwd_gn_eo(k, w, j, 0, 1, rs, wk, NULL, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g.e, n.e, a0);
             a1 = _mm512_fmadd_ps(g.o, n.o, a1);
-            rmsi_bwd_gn_eo(&k, w, j + 32, 0, 1, rs, wk, NULL, &dy, &g, &n);
+            rmsi_bwd_gn_eo(k, w, j + 32, 0, 1, rs, wk, NULL, &dy, &g, &n);
             a2 = _mm512_fmadd_ps(g.e, n.e, a2);
             a3 = _mm512_fmadd_ps(g.o, n.o, a3);
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
-    for (; j < c->cols; j += 32) {
-        const int64_t left = c->cols - j;
-        rmsi_bwd_gn_eo(&k, w, j, rmsi_vmask32(left < 32 ? left : 32), 0, rs, wk, NULL, &dy, &g,
-                       &n);
+    return tot;
+}
+
+/* The tail [j, cols) past the row's last full 64, 32 at a time. */
+RMSI_INLINE __m512 rmsi_bwd_dot_eo_tail(const rmsi_bwd_k *k, const rmsi_bwd_row *w, int64_t j,
+                                        int64_t cols, __m512 rs, int wk)
+{
+    __m512 a4 = _mm512_setzero_ps();
+    rmsi_eo dy, g, n;
+
+    for (; j < cols; j += 32) {
+        const int64_t left = cols - j;
+        rmsi_bwd_gn_eo(k, w, j, rmsi_vmask32(left < 32 ? left : 32), 0, rs, wk, NULL, &dy, &g, &n);
         a4 = _mm512_fmadd_ps(g.e, n.e, a4);
         a4 = _mm512_fmadd_ps(g.o, n.o, a4);
     }
-    return rmsi_hsum(_mm512_add_ps(tot, a4));
+    return a4;
+}
+
+/* Sum of g_j * n_j: rmsi_row_sumsq_bf16's blocks and segments. */
+RMSI_INLINE float rmsi_bwd_dot_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, __m512 rs, int wk,
+                                  int one)
+{
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, one };
+    const int64_t c64 = c->cols & ~(int64_t)63;
+    const int64_t seg = rmsi_seg_cols(c->cols);
+    __m512 tot = _mm512_setzero_ps();
+    int64_t j;
+
+    for (j = 0; j < c64; j += seg) {
+        const int64_t e = c64 - j > seg ? j + seg : c64;
+        tot = rmsi_seg_fold(tot, rmsi_bwd_dot_eo_seg(&k, w, j, e, rs, wk), j == 0);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, rmsi_bwd_dot_eo_tail(&k, w, c64, c->cols, rs, wk)));
 }
 
 /* The dweight partial of 16 columns in column order (m: the lanes). */
@@ -431,10 +483,12 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
                                     const float *wt, int one)
 {
     const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, one };
-    __m512 tot = _mm512_setzero_ps();
+    __m512 tot = _mm512_setzero_ps(), sv = tot;
     __m512 a4 = _mm512_setzero_ps();
     rmsi_eo dy, g, n, wf0, wf1;
     const int64_t c64 = c->cols & ~(int64_t)63;
+    const int64_t seg = rmsi_seg_cols(c->cols);
+    int64_t snext = seg; /* where the current segment ends */
     int64_t j = 0;
 
     while (j < c64) {
@@ -465,7 +519,14 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
             rmsi_bwd_out_eo(&k, a, j, 0, 1, c->nt, rsa, cma, wk, hw, &wf0, c->eo_part);
             rmsi_bwd_out_eo(&k, a, j + 32, 0, 1, c->nt, rsa, cma, wk, hw, &wf1, c->eo_part);
         }
-        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        /* blocks never cross a segment (both multiples of RMSI_SUM_BLOCK):
+         * rmsi_bwd_dot_eo's fold */
+        sv = _mm512_add_ps(sv, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        if (j == snext || j == c64) {
+            tot = rmsi_seg_fold(tot, sv, j <= seg);
+            sv = _mm512_setzero_ps();
+            snext += seg;
+        }
     }
     for (; j < c->cols; j += 32) {
         const int64_t left = c->cols - j;

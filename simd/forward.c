@@ -6,18 +6,21 @@
  * reads stay one sequential stream for the hardware prefetcher), and only when
  * the call has at least RMSI_SIMD_PARALLEL_MIN elements (16 rows of 4096):
  * an OpenMP region costs 1.3-3.5 us here, more than a few hot rows take on
- * one core, less than half of 16 (simd/simd.h).
+ * one core, less than half of 16 (simd/simd.h). A call of fewer rows than
+ * threads splits each row's columns instead (simd/fwd_wide.h): one row of
+ * 2^20 bf16 took 0.5x the time of one thread (docs/perf/cpu.md, session 40).
  */
 #ifndef RMSNORM_SIMD_FILE
 #define RMSNORM_SIMD_FILE 1
 #endif
 
 #include "internal.h"
-#include "simd/fwd_rows.h"
+#include "simd/fwd_wide.h"
 #include "simd/simd.h"
 
 /* Each (dtype, weight) pair in two forms: the general one, and the simple one
- * (rmsi_fwd_rows) the common calls take: no quantisation, no LLAMA. */
+ * (rmsi_fwd_rows) the common calls take: no quantisation, no LLAMA; each
+ * over rows and over a wide call's segments (simd/fwd_wide.h). */
 #define FWD_INST(name, t, wk)                                                   \
     static void name(const void *c, int64_t r0, int64_t r1)                     \
     {                                                                           \
@@ -26,6 +29,14 @@
     static void name##_s(const void *c, int64_t r0, int64_t r1)                 \
     {                                                                           \
         rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, t, wk, 0, 1);            \
+    }                                                                           \
+    static void name##_w(const void *c, int p, int64_t s0, int64_t s1)          \
+    {                                                                           \
+        rmsi_fwd_wide((const rmsi_fwd_ctx *)c, p, s0, s1, t, wk, 0, 0);         \
+    }                                                                           \
+    static void name##_s_w(const void *c, int p, int64_t s0, int64_t s1)         \
+    {                                                                           \
+        rmsi_fwd_wide((const rmsi_fwd_ctx *)c, p, s0, s1, t, wk, 0, 1);         \
     }
 
 FWD_INST(fwd_f32_none, RMSNORM_F32, RMSI_W_NONE)
@@ -37,9 +48,9 @@ FWD_INST(fwd_bf16_none, RMSNORM_BF16, RMSI_W_NONE)
 FWD_INST(fwd_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
 FWD_INST(fwd_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 
-#define FWD_PICK(a) (simple ? a##_s : (a))
+#define FWD_PICK(a) (simple ? (rmsi_kern){ a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
 
-static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple)
+static rmsi_kern pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simple)
 {
     const int wk = w == NULL ? RMSI_W_NONE : (int)wt;
     const int bf16hw = rmsi_avx512_has_bf16;
@@ -58,7 +69,7 @@ static rmsi_range_fn pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int 
                : wk == RMSNORM_F32 ? FWD_PICK(fwd_bf16_f32)
                                    : FWD_PICK(fwd_bf16_bf16);
     default:
-        return NULL;
+        return (rmsi_kern){ NULL, NULL };
     }
 }
 
@@ -81,10 +92,14 @@ rmsnorm_status rmsi_avx512_forward(const rmsnorm_forward_args *a, void *stream)
     const int64_t cols = a->x.cols;
     const int has_q = a->quant_mode != RMSNORM_QUANT_NONE && a->q.data != NULL;
     const int simple = !has_q && a->y.data != NULL && (a->flags & RMSNORM_ROUND_LLAMA) == 0u;
-    const rmsi_range_fn fn = pick(t, a->weight, a->weight_dtype, simple);
+    const rmsi_kern fn = pick(t, a->weight, a->weight_dtype, simple);
+    const int64_t nseg = rmsi_seg_count(cols);
+    _Alignas(64) __m512 segv[RMSI_WIDE_SLOTS];
+    float amx[RMSI_WIDE_SLOTS];
+    float rsv[RMSI_WIDE_SLOTS];
 
     (void)stream;
-    if (RMSI_NEVER(fn == NULL))
+    if (RMSI_NEVER(fn.rows == NULL || fn.wide == NULL))
         return RMSNORM_ERR_BAD_DTYPE;
     if (rows == 0)
         return RMSNORM_OK;
@@ -139,6 +154,17 @@ rmsnorm_status rmsi_avx512_forward(const rmsnorm_forward_args *a, void *stream)
         c.h_read = !c.h_nt; /* a plain-stored h is in cache: one stream instead of two */
     }
 
-    rmsi_simd_run(rows, rmsi_simd_parallel(rows, cols), fn, &c);
+    c.segv = NULL;
+    c.amx = NULL;
+    c.rsv = NULL;
+    c.nseg = nseg;
+    if (rmsi_simd_wide(rows, cols, nseg)) {
+        c.segv = segv;
+        c.amx = amx;
+        c.rsv = rsv;
+        rmsi_simd_run_phases(nseg, rmsi_fwd_wide_phases(&c), fn.wide, &c);
+    } else {
+        rmsi_simd_run(rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);
+    }
     return RMSNORM_OK;
 }

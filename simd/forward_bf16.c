@@ -8,7 +8,7 @@
 #endif
 
 #include "internal.h"
-#include "simd/fwd_rows.h"
+#include "simd/fwd_wide.h"
 
 #ifndef __AVX512BF16__
 #error "simd/forward_bf16.c must be built with -mavx512bf16 (simd/simd.ninja)"
@@ -18,6 +18,10 @@
     static void name(const void *c, int64_t r0, int64_t r1)                     \
     {                                                                           \
         rmsi_fwd_rows((const rmsi_fwd_ctx *)c, r0, r1, RMSNORM_BF16, wk, 1, simple); \
+    }                                                                           \
+    static void name##_w(const void *c, int p, int64_t s0, int64_t s1)          \
+    {                                                                           \
+        rmsi_fwd_wide((const rmsi_fwd_ctx *)c, p, s0, s1, RMSNORM_BF16, wk, 1, simple); \
     }
 
 FWD_HW(fwd_bf16hw_none, RMSI_W_NONE, 0)
@@ -27,12 +31,14 @@ FWD_HW(fwd_bf16hw_none_s, RMSI_W_NONE, 1)
 FWD_HW(fwd_bf16hw_f32_s, RMSNORM_F32, 1)
 FWD_HW(fwd_bf16hw_bf16_s, RMSNORM_BF16, 1)
 
-rmsi_range_fn rmsi_fwd_bf16hw_pick(int wk, int simple)
+#define FWD_HW_PICK(a) (simple ? (rmsi_kern){ a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
+
+rmsi_kern rmsi_fwd_bf16hw_pick(int wk, int simple)
 {
     switch (wk) {
-    case RMSI_W_NONE: return simple ? fwd_bf16hw_none_s : fwd_bf16hw_none;
-    case RMSNORM_F32: return simple ? fwd_bf16hw_f32_s : fwd_bf16hw_f32;
+    case RMSI_W_NONE: return FWD_HW_PICK(fwd_bf16hw_none);
+    case RMSNORM_F32: return FWD_HW_PICK(fwd_bf16hw_f32);
     case RMSNORM_BF16:
-    default: return simple ? fwd_bf16hw_bf16_s : fwd_bf16hw_bf16;
+    default: return FWD_HW_PICK(fwd_bf16hw_bf16);
     }
 }

@@ -52,12 +52,17 @@ typedef struct rmsi_fwd_ctx {
     int h_first; /* h_out sweep before the y sweep */
     int h_read;  /* sweeps after h_out's read h back from it */
     int h_nt;    /* h_out written with non-temporal stores */
+    /* a wide call's scratch (simd/fwd_wide.h), else NULL: per row, nseg + 1
+     * slots of segment sums (segv) and maxima (amx); rsv: rstd per row */
+    __m512 *segv;
+    float *amx, *rsv;
+    int64_t nseg;
 } rmsi_fwd_ctx;
 
 /* The bf16 instantiations that use VCVTNEPS2BF16 (simd/forward_bf16.c, the
  * only forward file built with -mavx512bf16); wk is RMSI_W_NONE or a dtype,
  * simple as in rmsi_fwd_rows. */
-rmsi_range_fn rmsi_fwd_bf16hw_pick(int wk, int simple);
+rmsi_kern rmsi_fwd_bf16hw_pick(int wk, int simple);
 
 /* One row's pointers. hx/hr are where h comes from after sweep 1. */
 typedef struct rmsi_fwd_row {
@@ -447,6 +452,54 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
         _mm_sfence(); /* streaming stores visible before the caller (or the region's end) reads */
 }
 
+/* Where the y/q sweeps of a row read h after h_out's sweep, when that came
+ * first: from h_out when h_read (one stream instead of x and residual). */
+RMSI_INLINE void rmsi_fwd_h_src(const rmsi_fwd_ctx *c, rmsi_fwd_row *w, const char *hr)
+{
+    if (hr != NULL && c->h_first && c->h_read) {
+        w->hx = hr;
+        w->hr = NULL;
+    }
+}
+
+/* Row r's y and/or q (qscale: PER_TOKEN's scale, found by the caller). */
+RMSI_INLINE void rmsi_fwd_out(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int64_t r, __m512 rs,
+                              float qscale, rmsnorm_dtype t, int wk, int hw, int simple)
+{
+    switch (simple ? RMSNORM_QUANT_NONE : c->quant) {
+    case RMSNORM_QUANT_PER_TENSOR:
+        rmsi_fwd_store_row(c, w, rs, c->scale[0], t, wk, hw, 0);
+        break;
+    case RMSNORM_QUANT_PER_TOKEN:
+        rmsi_fwd_store_row(c, w, rs, qscale, t, wk, hw, 0);
+        break;
+    case RMSNORM_QUANT_PER_BLOCK_128:
+        rmsi_fwd_block_row(c, w, r, rs, t, wk, hw);
+        break;
+    case RMSNORM_QUANT_NONE:
+    default:
+        rmsi_fwd_store_row(c, w, rs, 1.0f, t, wk, hw, simple);
+        break;
+    }
+}
+
+/* Row r's pointers in c; the next row is prefetched when r + 1 < r1. */
+RMSI_INLINE void rmsi_fwd_row_at(const rmsi_fwd_ctx *c, int64_t r, int64_t r1, const float *wt,
+                                 int simple, rmsi_fwd_row *w, char **hr)
+{
+    const char *xr = c->x + (size_t)r * c->xs;
+    const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
+
+    *hr = c->h != NULL ? c->h + (size_t)r * c->hs : NULL;
+    w->hx = xr;
+    w->hr = rr;
+    w->y = c->y != NULL ? c->y + (size_t)r * c->ys : NULL;
+    w->q = (!simple && c->q != NULL) ? c->q + (size_t)r * c->qs : NULL;
+    w->nx = r + 1 < r1 ? xr + c->xs : NULL;
+    w->nr = (r + 1 < r1 && rr != NULL) ? rr + c->rs : NULL;
+    w->wt = wt;
+}
+
 /* Rows [r0, r1). simple != 0 (a compile-time constant of the instantiation):
  * the call has no quantisation and no ROUND_LLAMA and writes y, so the loops
  * carry none of their tests, and bf16 takes the even/odd sweeps. */
@@ -463,51 +516,27 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
     const float *const wt =
         simple && t == RMSNORM_BF16 && wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
     for (r = r0; r < r1; r++) {
-        const char *xr = c->x + (size_t)r * c->xs;
-        const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
-        char *hr = c->h != NULL ? c->h + (size_t)r * c->hs : NULL;
         rmsi_fwd_row w;
+        char *hr;
+        float qscale = 1.0f;
 
-        w.hx = xr;
-        w.hr = rr;
-        w.y = c->y != NULL ? c->y + (size_t)r * c->ys : NULL;
+        rmsi_fwd_row_at(c, r, r1, wt, simple, &w, &hr);
         if (simple && RMSI_NEVER(w.y == NULL))
             return; /* the simple instantiations are only picked with y */
-        w.q = (!simple && c->q != NULL) ? c->q + (size_t)r * c->qs : NULL;
-        w.nx = r + 1 < r1 ? xr + c->xs : NULL;
-        w.nr = (r + 1 < r1 && rr != NULL) ? rr + c->rs : NULL;
-        w.wt = wt;
-
+        const char *xr = w.hx, *rr = w.hr;
         const float rstd = rmsi_simd_rstd(rmsi_row_sumsq(xr, rr, c->cols, t, hw), c->cols, c->eps);
         const __m512 rs = _mm512_set1_ps(rstd);
         if (c->rstd != NULL)
             c->rstd[r] = rstd;
-        if (hr != NULL && c->h_first) {
+        if (hr != NULL && c->h_first)
             rmsi_fwd_store_h(c, xr, rr, hr, t, hw);
-            if (c->h_read) {
-                w.hx = hr;
-                w.hr = NULL;
-            }
-        }
-        switch (simple ? RMSNORM_QUANT_NONE : c->quant) {
-        case RMSNORM_QUANT_PER_TENSOR:
-            rmsi_fwd_store_row(c, &w, rs, c->scale[0], t, wk, hw, 0);
-            break;
-        case RMSNORM_QUANT_PER_TOKEN: {
+        rmsi_fwd_h_src(c, &w, hr);
+        if (!simple && c->quant == RMSNORM_QUANT_PER_TOKEN) {
             const float am = rmsi_fwd_amax(c, &w, rs, t, wk, hw);
-            const float s = rmsi_dynamic_scale(am, c->ub, c->fmax, c->pow2);
-            c->scale[r] = s;
-            rmsi_fwd_store_row(c, &w, rs, s, t, wk, hw, 0);
-            break;
+            qscale = rmsi_dynamic_scale(am, c->ub, c->fmax, c->pow2);
+            c->scale[r] = qscale;
         }
-        case RMSNORM_QUANT_PER_BLOCK_128:
-            rmsi_fwd_block_row(c, &w, r, rs, t, wk, hw);
-            break;
-        case RMSNORM_QUANT_NONE:
-        default:
-            rmsi_fwd_store_row(c, &w, rs, 1.0f, t, wk, hw, simple);
-            break;
-        }
+        rmsi_fwd_out(c, &w, r, rs, qscale, t, wk, hw, simple);
         if (hr != NULL && !c->h_first)
             rmsi_fwd_store_h(c, xr, rr, hr, t, hw);
     }

@@ -5,14 +5,22 @@
  * Summation order (the backend's own, docs/numerics.md step 2): element j of a
  * row goes to lane j % 16 of one of four accumulators, by (j / 16) % 4, over
  * blocks of 1024 elements; each block's four accumulators are folded as
- * (a0 + a1) + (a2 + a3) into a running vector total; elements past the last
+ * (a0 + a1) + (a2 + a3) into a running vector total of its segment (below);
+ * the segment totals are folded in column order; elements past the last
  * whole 64 go to a fifth accumulator added last; the 16 lanes are folded by
  * halving (bf16 differs in which element goes to which lane and in the
- * order within a lane: rmsi_row_sumsq_bf16_pass). The order depends only on cols (never on pointer alignment or the
- * thread count), so the forward and a backward that recomputes rstd get the
- * same bits. Each lane sums at most 16 terms per block and cols / 1024 block
- * totals, so the relative error stays near 1e-6 for the row lengths used in
- * practice, an order of magnitude under the 1e-5 bound.
+ * order within a lane: rmsi_row_sumsq_bf16_pass). The order depends only on
+ * cols (never on pointer alignment or the thread count), so the forward and
+ * a backward that recomputes rstd get the same bits. Each lane sums at most
+ * 16 terms per block and cols / 1024 block totals, so the relative error
+ * stays near 1e-6 for the row lengths used in practice, an order of
+ * magnitude under the 1e-5 bound.
+ *
+ * Segments (rmsi_seg_cols) are what let a call of a few wide rows split each
+ * row's columns over threads (simd/wide.h) with one thread's bits: a thread
+ * sums whole segments, and the segment totals fold the same whoever summed
+ * them. A row of up to RMSI_SEG_MIN columns is one segment, so its order is
+ * the one these files had before segments (session 40).
  */
 #ifndef RMSNORM_SIMD_ROWSUM_H
 #define RMSNORM_SIMD_ROWSUM_H
@@ -22,6 +30,56 @@
 #include "simd/vec.h"
 
 #define RMSI_SUM_BLOCK 1024
+
+/* A segment is RMSI_SEG_MIN columns, or more when a row would have more than
+ * RMSI_SEG_MAX of them (rows over 2^20 columns), so that simd/wide.h keeps a
+ * row's segment totals in a fixed array. A multiple of RMSI_SUM_BLOCK: the
+ * blocks of a segment are the blocks of the row. */
+#define RMSI_SEG_MIN ((int64_t)16384)
+#define RMSI_SEG_MAX ((int64_t)64)
+
+static inline int64_t rmsi_seg_cols(int64_t cols)
+{
+    const int64_t per = cols / RMSI_SEG_MAX + (cols % RMSI_SEG_MAX != 0);
+    const int64_t seg = (per / RMSI_SUM_BLOCK + (per % RMSI_SUM_BLOCK != 0)) * RMSI_SUM_BLOCK;
+    return seg > RMSI_SEG_MIN ? seg : RMSI_SEG_MIN;
+}
+
+/* Segments of a row (at least 1, at most RMSI_SEG_MAX). */
+static inline int64_t rmsi_seg_count(int64_t cols)
+{
+    const int64_t seg = rmsi_seg_cols(cols);
+    return cols <= seg ? 1 : cols / seg + (cols % seg != 0);
+}
+
+/* The running total over the segments before this one, and this one's (first:
+ * it is the row's first): the first is taken as it is, so a row of one
+ * segment sums exactly as before segments existed. */
+RMSI_INLINE __m512 rmsi_seg_fold(__m512 tot, __m512 v, int first)
+{
+    return first ? v : _mm512_add_ps(tot, v);
+}
+
+/* Columns [s * seg, e) of segment s of a row's full blocks, which end at
+ * cfull; e <= s * seg when the segment has none (only its tail). */
+static inline int64_t rmsi_seg_end(int64_t s, int64_t seg, int64_t cfull)
+{
+    const int64_t e = (s + 1) * seg;
+    return e < cfull ? e : cfull;
+}
+
+/* A row's sum from its segment totals v[0 .. nseg) and its tail v[nseg]
+ * (simd/wide.h, where other threads summed some of them): the fold of
+ * rmsi_row_sumsq_*. cfull: where the row's full blocks end. */
+RMSI_INLINE float rmsi_seg_total(const __m512 *v, int64_t nseg, int64_t seg, int64_t cfull)
+{
+    __m512 tot = _mm512_setzero_ps();
+    int64_t s;
+
+    for (s = 0; s < nseg && s * seg < cfull; s++)
+        tot = rmsi_seg_fold(tot, v[s], s == 0);
+    return rmsi_hsum(_mm512_add_ps(tot, v[nseg]));
+}
 
 /* h of 16 elements at column j: x, or round_T(x + residual). */
 RMSI_INLINE __m512 rmsi_h_full(const char *x, const char *r, int64_t j, rmsnorm_dtype t)
@@ -109,17 +167,15 @@ RMSI_INLINE __m512 rmsi_sq_acc(__m512 a, __m512i b, int hw)
  * element first: rmsi_sq_acc), and the tail 32 at a time (masked) into a4.
  * With hout, h is also stored to hout (and hb) as it goes (the fused add's
  * one sweep over x and r; streaming needs hout 64-byte aligned: no store
- * head here); one loop for both, so the sum has the same bits either way. */
-RMSI_INLINE float rmsi_row_sumsq_bf16_pass(const char *x, const char *r, int64_t cols, int hw, char *hout,
-                                           char *hb, int nt)
+ * head here); one loop for both, so the sum has the same bits either way.
+ * This is segment [j, j1) of the full 128s (rmsi_seg_cols). */
+RMSI_INLINE __m512 rmsi_sumsq_bf16_seg(const char *x, const char *r, int64_t j, int64_t j1, int hw,
+                                       char *hout, char *hb, int nt)
 {
     __m512 tot = _mm512_setzero_ps();
-    __m512 a4 = _mm512_setzero_ps();
-    const int64_t c128 = cols & ~(int64_t)127;
-    int64_t j = 0;
 
-    while (j < c128) {
-        const int64_t end = (c128 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c128;
+    while (j < j1) {
+        const int64_t end = (j1 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : j1;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 128) {
             const __m512i b0 = rmsi_h_bits_eo(x, r, j, 0, 1, hw);
@@ -139,6 +195,15 @@ RMSI_INLINE float rmsi_row_sumsq_bf16_pass(const char *x, const char *r, int64_t
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
+    return tot;
+}
+
+/* The tail [j, cols) past the row's last full 128 (a4 above). */
+RMSI_INLINE __m512 rmsi_sumsq_bf16_tail(const char *x, const char *r, int64_t j, int64_t cols, int hw,
+                                        char *hout, char *hb, int nt)
+{
+    __m512 a4 = _mm512_setzero_ps();
+
     for (; j < cols; j += 32) {
         const int64_t n = cols - j;
         const rmsi_mask32 m = rmsi_vmask32(n < 32 ? n : 32);
@@ -147,7 +212,22 @@ RMSI_INLINE float rmsi_row_sumsq_bf16_pass(const char *x, const char *r, int64_t
             rmsi_h_put(hout, hb, j, b, m, 0, nt);
         a4 = rmsi_sq_acc(a4, b, hw);
     }
-    return rmsi_hsum(_mm512_add_ps(tot, a4));
+    return a4;
+}
+
+RMSI_INLINE float rmsi_row_sumsq_bf16_pass(const char *x, const char *r, int64_t cols, int hw, char *hout,
+                                           char *hb, int nt)
+{
+    const int64_t c128 = cols & ~(int64_t)127;
+    const int64_t seg = rmsi_seg_cols(cols);
+    __m512 tot = _mm512_setzero_ps();
+    int64_t j;
+
+    for (j = 0; j < c128; j += seg) {
+        const int64_t e = c128 - j > seg ? j + seg : c128;
+        tot = rmsi_seg_fold(tot, rmsi_sumsq_bf16_seg(x, r, j, e, hw, hout, hb, nt), j == 0);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_bf16_tail(x, r, c128, cols, hw, hout, hb, nt)));
 }
 
 RMSI_INLINE float rmsi_row_sumsq_bf16_put(const char *x, const char *r, int64_t cols, int hw, char *hout,
@@ -167,16 +247,13 @@ RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols
     return rmsi_row_sumsq_bf16_put(x, r, cols, hw, NULL, NULL, 0);
 }
 
-/* f32 and f16: sum over the row of h_j^2 in the order above. */
-RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
+/* f32 and f16: segment [j, j1) of the row's full 64s, in the order above. */
+RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, int64_t j1, rmsnorm_dtype t)
 {
     __m512 tot = _mm512_setzero_ps();
-    __m512 a4 = _mm512_setzero_ps();
-    const int64_t c64 = cols & ~(int64_t)63;
-    int64_t j = 0;
 
-    while (j < c64) {
-        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+    while (j < j1) {
+        const int64_t end = (j1 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : j1;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
             const __m512 h0 = rmsi_h_full(x, r, j, t);
@@ -190,6 +267,14 @@ RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, 
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
+    return tot;
+}
+
+/* The tail [j, cols) past the row's last full 64. */
+RMSI_INLINE __m512 rmsi_sumsq_ps_tail(const char *x, const char *r, int64_t j, int64_t cols, rmsnorm_dtype t)
+{
+    __m512 a4 = _mm512_setzero_ps();
+
     for (; j + 16 <= cols; j += 16) {
         const __m512 h = rmsi_h_full(x, r, j, t);
         a4 = _mm512_fmadd_ps(h, h, a4);
@@ -198,7 +283,56 @@ RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, 
         const __m512 h = rmsi_h_mask(x, r, j, t, rmsi_vmask(cols - j));
         a4 = _mm512_fmadd_ps(h, h, a4);
     }
-    return rmsi_hsum(_mm512_add_ps(tot, a4));
+    return a4;
+}
+
+RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
+{
+    const int64_t c64 = cols & ~(int64_t)63;
+    const int64_t seg = rmsi_seg_cols(cols);
+    __m512 tot = _mm512_setzero_ps();
+    int64_t j;
+
+    for (j = 0; j < c64; j += seg) {
+        const int64_t e = c64 - j > seg ? j + seg : c64;
+        tot = rmsi_seg_fold(tot, rmsi_sumsq_ps_seg(x, r, j, e, t), j == 0);
+    }
+    return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_ps_tail(x, r, c64, cols, t)));
+}
+
+/* Segment s of the sum of h_j^2 into v[s], and its tail into v[nseg] when s
+ * is the last (simd/wide.h; the tiny-sum rule of rmsi_row_sumsq_bf16_put is
+ * the caller's). */
+RMSI_INLINE void rmsi_sumsq_seg_at(const char *x, const char *r, int64_t cols, int64_t s, rmsnorm_dtype t,
+                                   int hw, __m512 *v)
+{
+    const int64_t seg = rmsi_seg_cols(cols);
+    const int64_t nseg = rmsi_seg_count(cols);
+    const int64_t cfull = cols & (t == RMSNORM_BF16 ? ~(int64_t)127 : ~(int64_t)63);
+
+    if (t == RMSNORM_BF16) {
+        v[s] = rmsi_sumsq_bf16_seg(x, r, s * seg, rmsi_seg_end(s, seg, cfull), hw, NULL, NULL, 0);
+        if (s == nseg - 1)
+            v[nseg] = rmsi_sumsq_bf16_tail(x, r, cfull, cols, hw, NULL, NULL, 0);
+    } else {
+        v[s] = rmsi_sumsq_ps_seg(x, r, s * seg, rmsi_seg_end(s, seg, cfull), t);
+        if (s == nseg - 1)
+            v[nseg] = rmsi_sumsq_ps_tail(x, r, cfull, cols, t);
+    }
+}
+
+/* The row's sum of h_j^2 from v as rmsi_sumsq_seg_at filled it, with the
+ * tiny-sum rule of rmsi_row_sumsq_bf16_put, which reads x and r again: no
+ * thread may store over them before this. */
+RMSI_INLINE float rmsi_sumsq_of_segs(const __m512 *v, const char *x, const char *r, int64_t cols,
+                                     rmsnorm_dtype t, int hw)
+{
+    const int64_t cfull = cols & (t == RMSNORM_BF16 ? ~(int64_t)127 : ~(int64_t)63);
+    const float ss = rmsi_seg_total(v, rmsi_seg_count(cols), rmsi_seg_cols(cols), cfull);
+
+    if (t == RMSNORM_BF16 && hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
+        return rmsi_row_sumsq_bf16_pass(x, r, cols, 0, NULL, NULL, 0);
+    return ss;
 }
 
 /* Sum over the row of h_j^2: the forward and a backward recomputing rstd both

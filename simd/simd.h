@@ -57,6 +57,33 @@ int rmsi_simd_parallel(int64_t rows, int64_t cols);
  * call on the calling thread (no OpenMP region at all). */
 void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx);
 
+/* A kernel's phase (0, 1, ...) over the items [i0, i1) of ctx: a call of a
+ * few wide rows, whose items are a row's column segments (simd/wide.h). */
+typedef void (*rmsi_phase_fn)(const void *ctx, int phase, int64_t i0, int64_t i1);
+
+/* An instantiation's two entry points: over rows or dweight chunks split
+ * between threads, and over a wide call's segments in phases. */
+typedef struct rmsi_kern {
+    rmsi_range_fn rows;
+    rmsi_phase_fn wide;
+} rmsi_kern;
+
+/* fn's phases 0 .. nphases - 1 over [0, n), one contiguous range per thread,
+ * every thread done with a phase before any starts the next: the later
+ * phases read what the earlier ones stored for other items. */
+void rmsi_simd_run_phases(int64_t n, int nphases, rmsi_phase_fn fn, const void *ctx);
+
+/* Most (row, segment) slots a wide call keeps on the stack, its segment
+ * totals and one tail per row: rows * (segments + 1) of them. 8 KiB of
+ * vectors; enough for 1 row up to the most segments a row has
+ * (RMSI_SEG_MAX), or 7 rows of 2^18 columns. */
+#define RMSI_WIDE_SLOTS 128
+
+/* Segments a call should split over threads: a call of fewer rows than
+ * threads, big enough for a region, whose rows have 2 or more segments
+ * (nseg) and fit RMSI_WIDE_SLOTS. 0: split rows, not columns. */
+int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg);
+
 /* dweight chunking: chunks of max(16, ceil(rows / 64)) rows, fixed by the
  * shape alone, so dw is bitwise identical for any thread count. */
 int64_t rmsi_avx512_dw_chunks(int64_t rows, int64_t *chunk_rows);

@@ -19,6 +19,17 @@ int rmsi_simd_parallel(int64_t rows, int64_t cols)
     return cols >= (RMSI_SIMD_PARALLEL_MIN + rows - 1) / rows;
 }
 
+/* This thread's range of [0, n). */
+static void my_range(int64_t n, int64_t *i0, int64_t *i1)
+{
+    const int64_t nth = omp_get_num_threads();
+    const int64_t tid = omp_get_thread_num();
+    const int64_t base = n / nth;
+    const int64_t rem = n % nth;
+    *i0 = tid * base + (tid < rem ? tid : rem);
+    *i1 = *i0 + base + (tid < rem ? 1 : 0);
+}
+
 void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
 {
     /* one unit of work (a backward with one dweight chunk) would leave the
@@ -29,13 +40,34 @@ void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
     }
 #pragma omp parallel
     {
-        const int64_t nth = omp_get_num_threads();
-        const int64_t tid = omp_get_thread_num();
-        const int64_t base = n / nth;
-        const int64_t rem = n % nth;
-        const int64_t i0 = tid * base + (tid < rem ? tid : rem);
-        const int64_t i1 = i0 + base + (tid < rem ? 1 : 0);
+        int64_t i0, i1;
+        my_range(n, &i0, &i1);
         if (i0 < i1)
             fn(ctx, i0, i1);
+    }
+}
+
+int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg)
+{
+    if (nseg < 2 || rows >= omp_get_max_threads() || rows > RMSI_WIDE_SLOTS / (nseg + 1))
+        return 0;
+    /* rows * cols >= RMSI_SIMD_PARALLEL_MIN, as rmsi_simd_parallel, but for
+     * one row too */
+    return cols >= (RMSI_SIMD_PARALLEL_MIN + rows - 1) / rows;
+}
+
+void rmsi_simd_run_phases(int64_t n, int nphases, rmsi_phase_fn fn, const void *ctx)
+{
+#pragma omp parallel
+    {
+        int64_t i0, i1;
+        int p;
+        my_range(n, &i0, &i1);
+        for (p = 0; p < nphases; p++) {
+            if (i0 < i1)
+                fn(ctx, p, i0, i1);
+            /* the next phase reads what this one stored for other items */
+#pragma omp barrier
+        }
     }
 }
