@@ -180,6 +180,24 @@ static void eo_to_cols(float *dw, int64_t cols)
         store_pair(dw + j, _mm512_loadu_ps(dw + j), _mm512_loadu_ps(dw + j + 16), 1);
 }
 
+/* A wide call (simd/bwd_wide.h), with its scratch in a frame of its own: 16
+ * KiB that the other calls do not carry. */
+static __attribute__((noinline)) void run_wide(rmsi_bwd_ctx *c, rmsi_phase_fn fn)
+{
+    _Alignas(64) __m512 segv[RMSI_WIDE_SLOTS];
+    _Alignas(64) __m512 dotv[RMSI_WIDE_SLOTS];
+    float rsv[RMSI_WIDE_SLOTS];
+
+    c->eo_part = 0; /* the wide sweeps keep the partials in column order */
+    c->segv = segv;
+    c->dotv = dotv;
+    c->rsv = rsv;
+    rmsi_simd_run_phases(c->nseg, RMSI_BWD_WIDE_PHASES, fn, c);
+    c->segv = NULL;
+    c->dotv = NULL;
+    c->rsv = NULL;
+}
+
 static size_t stride_bytes(const rmsnorm_matrix *m)
 {
     return m->data == NULL ? 0u : (size_t)m->row_stride * rmsi_vsize_dt(m->dtype);
@@ -200,9 +218,6 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     const int want_dw = a->dweight != NULL;
     const int64_t nseg = rmsi_seg_count(cols);
     int64_t nchunks = 0;
-    _Alignas(64) __m512 segv[RMSI_WIDE_SLOTS];
-    _Alignas(64) __m512 dotv[RMSI_WIDE_SLOTS];
-    float rsv[RMSI_WIDE_SLOTS];
 
     (void)stream;
     if (RMSI_NEVER(fn.rows == NULL || fn.wide == NULL))
@@ -260,12 +275,7 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     c.nseg = nseg;
 
     if (rmsi_simd_wide(rows, cols, nseg)) {
-        /* the wide sweeps keep the partials in column order */
-        c.eo_part = 0;
-        c.segv = segv;
-        c.dotv = dotv;
-        c.rsv = rsv;
-        rmsi_simd_run_phases(nseg, RMSI_BWD_WIDE_PHASES, fn.wide, &c);
+        run_wide(&c, fn.wide);
     } else {
         rmsi_simd_run(want_dw ? nchunks : rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);
     }
