@@ -7,19 +7,22 @@
  * Phases, every thread through each before any starts the next
  * (rmsi_simd_run_phases); a thread's items are whole segments, each over
  * every row of the call:
- *  0. each segment's sum of h_j^2 into the call's scratch (c->segv);
+ *  0. each segment's sum of h_j^2 into the call's scratch (c->segv), and
+ *     its h_out (a second sweep over the segment, from L1/L2), so that the
+ *     later phases read h once instead of x and the residual;
  *  1. per row, by the thread of segment 0: the row's sum folded from the
  *     segment sums (rmsi_seg_total: the bits of rmsi_row_sumsq, so of one
  *     thread), rstd; a phase of its own because the tiny-sum rule of
- *     rmsi_row_sumsq_bf16_put may read the whole row again, which must come
- *     before any thread stores h_out over x or the residual;
- *  2. each segment's h_out, y, q, as rmsi_fwd_rows stores a row, through a
- *     copy of the context shifted to the segment's columns; PER_TOKEN: h_out
- *     (when first) and the segment's max |v| only;
+ *     rmsi_row_sumsq_bf16_put may read the whole row again (h_out then, all
+ *     of it stored by phase 0);
+ *  2. each segment's y and q, as rmsi_fwd_rows stores a row, through a copy
+ *     of the context shifted to the segment's columns; PER_TOKEN: the
+ *     segment's max |v| only;
  *  3. PER_TOKEN: the row's scale from the segment maxima (a max: any order
- *     gives the same bits), then y, q and h_out (when last).
+ *     gives the same bits), then y and q.
  * Outputs aliasing inputs stay safe: a segment's stores touch only its own
- * columns, after every read of other columns (phases 0-1) is done.
+ * columns, after its own reads of them; h_out over x or the residual is read
+ * back as h, which has the bits x + residual would give.
  */
 #ifndef RMSNORM_SIMD_FWD_WIDE_H
 #define RMSNORM_SIMD_FWD_WIDE_H
@@ -55,8 +58,9 @@ RMSI_INLINE void rmsi_fwd_sub(const rmsi_fwd_ctx *c, int64_t j0, int64_t j1, rms
 /* Row r's rstd from its segment sums (phase 1). */
 RMSI_INLINE float rmsi_fwd_wide_rstd(const rmsi_fwd_ctx *c, int64_t r, rmsnorm_dtype t, int hw)
 {
-    const char *xr = c->x + (size_t)r * c->xs;
-    const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
+    const char *hr = c->h != NULL ? c->h + (size_t)r * c->hs : NULL;
+    const char *xr = hr != NULL ? hr : c->x + (size_t)r * c->xs;
+    const char *rr = hr == NULL && c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
     const float ss = rmsi_sumsq_of_segs(c->segv + (size_t)r * (size_t)(c->nseg + 1), xr, rr, c->cols, t, hw);
 
     return rmsi_simd_rstd(ss, c->cols, c->eps);
@@ -74,10 +78,10 @@ RMSI_INLINE void rmsi_fwd_wide_out(const rmsi_fwd_ctx *c, const rmsi_fwd_ctx *d,
     char *hr;
 
     rmsi_fwd_row_at(d, r, 0, NULL, simple, &w, &hr);
-    const char *xr = w.hx, *rr = w.hr;
-    if (phase == 2 && hr != NULL && c->h_first)
-        rmsi_fwd_store_h(d, xr, rr, hr, t, hw);
-    rmsi_fwd_h_src(d, &w, hr);
+    if (hr != NULL) { /* stored in phase 0 */
+        w.hx = hr;
+        w.hr = NULL;
+    }
     if (per_token && phase == 2) {
         c->amx[(size_t)r * slots + (size_t)s] = rmsi_fwd_amax(d, &w, rs, t, wk, hw);
         return;
@@ -93,8 +97,6 @@ RMSI_INLINE void rmsi_fwd_wide_out(const rmsi_fwd_ctx *c, const rmsi_fwd_ctx *d,
             c->scale[r] = qscale;
     }
     rmsi_fwd_out(d, &w, r, rs, qscale, t, wk, hw, simple);
-    if (hr != NULL && !c->h_first)
-        rmsi_fwd_store_h(d, xr, rr, hr, t, hw);
 }
 
 /* Phase `phase` of the segments [s0, s1), every row. */
@@ -115,6 +117,9 @@ RMSI_INLINE void rmsi_fwd_wide(const rmsi_fwd_ctx *c, int phase, int64_t s0, int
                 const char *xr = c->x + (size_t)r * c->xs;
                 const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
                 rmsi_sumsq_seg_at(xr, rr, c->cols, s, t, hw, c->segv + (size_t)r * (size_t)(c->nseg + 1));
+                if (c->h != NULL)
+                    rmsi_fwd_store_h(&d, d.x + (size_t)r * d.xs, d.res + (size_t)r * d.rs,
+                                     d.h + (size_t)r * d.hs, t, hw);
             } else if (phase == 1) {
                 if (s != 0)
                     break;
@@ -126,7 +131,7 @@ RMSI_INLINE void rmsi_fwd_wide(const rmsi_fwd_ctx *c, int phase, int64_t s0, int
             }
         }
     }
-    if (phase >= 2 && (c->nt || c->h_nt))
+    if (c->nt || c->h_nt)
         _mm_sfence(); /* before the barrier: later phases and the caller read them */
 }
 
