@@ -39,6 +39,14 @@ put("fuzz_forward", "inplace-y-x-h-res-padded", fwd(7, 7, 1, 2, 0, 0x81, 0x09, 0
 put("fuzz_forward", "one-row-8999", fwd(1, 30, 2, 2, 0, 0x80, 0, 0, Z9, [0x00, 0x00]))
 put("fuzz_forward", "eps-huge-and-tiny", fwd(3, 0, 0, 0, 9, 0x80, 0, 0, Z9, [0x00]))
 put("fuzz_forward", "zero-rows-quant", fwd(0, 15, 1, 2, 0, 0x84, 0, 0, Z9, [0x00]))
+# one wide row (avx512 splits its columns over threads): cols byte 255 =
+# 65536 + 128 r, 254 = 65536 + (r | 1), r from the next two bytes (1 + v %
+# 9000), then the "keep the rows" bool of a case over 65536 elements
+WIDE_128 = [1, 255, 0, 46, 0]   # 1 x 71552
+WIDE_ODD = [1, 254, 3, 232, 0]  # 1 x 66537
+put("fuzz_forward", "wide-bf16-residual-h-rstd", WIDE_128 + [2, 2, 0, 0x81, 0x04, 0] + Z9 + [0x60, 0x60, 0x00])
+put("fuzz_forward", "wide-bf16-block-e5m2", WIDE_128 + [2, 1, 0, 0x0E, 0x00, 0] + Z9 + [0x00, 0x00, 0x00])
+put("fuzz_forward", "wide-f16-token-pow2-ub", WIDE_ODD + [1, 2, 0, 0xC4, 0x03, 2] + Z9 + [0x20, 0x00])
 
 # backward: cols index 0=1 12=127 13=128 14=129 20=4097
 def bwd(rb, cb, dt, wb, eps, mb, pads, gens, tail=b""):
@@ -54,6 +62,9 @@ put("fuzz_backward", "dx-in-dres", bwd(5, 9, 0, 0x01, 0, 0x14, Z8, [0, 0x60, 0, 
 put("fuzz_backward", "specials", bwd(2, 13, 1, 0x0A, 2, 0x00, Z8, [0x60, 0x60, 0x60]))
 put("fuzz_backward", "zero-dy-rows", bwd(4, 5, 0, 0x0A, 0, 0x04, Z8, [0x00, 0x03, 0x00]))
 put("fuzz_backward", "rows64-4097", bwd(194, 20, 2, 0x0A, 0, 0x00, Z8, [1], b"\x01"))
+# one wide row: 65536 + 4001 columns (cols bytes as for the forward's)
+put("fuzz_backward", "wide-bf16-dw-recompute", [1, 255, 15, 160, 0] + [2, 0x0A, 0, 0x00] + Z8 + [0, 0, 0])
+put("fuzz_backward", "wide-f32-rstd-given-dres", [1, 254, 15, 160, 0] + [0, 0x0A, 0, 0x06] + Z8 + [0, 0, 0, 0])
 
 # fp8: kind byte (bit 3 clear: 4 raw bytes; set: code, ulp offset, mode, pad)
 recs = []
