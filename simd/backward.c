@@ -274,7 +274,7 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     c.rsv = NULL;
     c.nseg = nseg;
 
-    if (rmsi_simd_wide(rows, cols, nseg)) {
+    if (rmsi_simd_wide(rows, cols, nseg, RMSI_SIMD_PARALLEL_MIN)) {
         run_wide(&c, fn.wide);
     } else {
         rmsi_simd_run(want_dw ? nchunks : rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);

@@ -172,7 +172,7 @@ rmsnorm_status rmsi_avx512_forward(const rmsnorm_forward_args *a, void *stream)
     c.amx = NULL;
     c.rsv = NULL;
     c.nseg = nseg;
-    if (rmsi_simd_wide(rows, cols, nseg))
+    if (rmsi_simd_wide(rows, cols, nseg, RMSI_WIDE_FWD_MIN_BYTES / (int64_t)sz))
         run_wide(&c, fn.wide);
     else
         rmsi_simd_run(rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);

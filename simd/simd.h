@@ -79,10 +79,17 @@ void rmsi_simd_run_phases(int64_t n, int nphases, rmsi_phase_fn fn, const void *
  * (RMSI_SEG_MAX), or 7 rows of 2^18 columns. */
 #define RMSI_WIDE_SLOTS 128
 
-/* Segments a call should split over threads: a call of fewer rows than
- * threads, big enough for a region, whose rows have 2 or more segments
- * (nseg) and fit RMSI_WIDE_SLOTS. 0: split rows, not columns. */
-int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg);
+/* 1 when a call should split its rows' columns over threads: fewer rows
+ * than threads, at least min_elems elements, rows of 2 or more segments
+ * (nseg) that fit RMSI_WIDE_SLOTS. 0: split rows, not columns. */
+int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg, int64_t min_elems);
+
+/* The wide forward's min_elems: x of 256 KiB. A hot bf16 row of 2^16 took
+ * 5.6 us on one thread and 6.9 split (a region and two barriers), 2^16 f32
+ * 10.4 and 9.3, 98304 bf16 9.2-10.3 and 8.7-9.4 (docs/perf/cpu.md, session
+ * 40). The backward, with more work a column, splits from
+ * RMSI_SIMD_PARALLEL_MIN (2^16 bf16 14 -> 12 us). */
+#define RMSI_WIDE_FWD_MIN_BYTES ((int64_t)256 << 10)
 
 /* dweight chunking: chunks of max(16, ceil(rows / 64)) rows, fixed by the
  * shape alone, so dw is bitwise identical for any thread count. */

@@ -47,13 +47,12 @@ void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
     }
 }
 
-int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg)
+int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg, int64_t min_elems)
 {
     if (nseg < 2 || rows >= omp_get_max_threads() || rows > RMSI_WIDE_SLOTS / (nseg + 1))
         return 0;
-    /* rows * cols >= RMSI_SIMD_PARALLEL_MIN, as rmsi_simd_parallel, but for
-     * one row too */
-    return cols >= (RMSI_SIMD_PARALLEL_MIN + rows - 1) / rows;
+    /* rows * cols >= min_elems without forming the product */
+    return cols >= (min_elems + rows - 1) / rows;
 }
 
 void rmsi_simd_run_phases(int64_t n, int nphases, rmsi_phase_fn fn, const void *ctx)
