@@ -10,7 +10,9 @@
  *    sees x once and y once. Rows larger than L2 simply re-read from memory.
  *  - The sum order depends on cols only (simd/rowsum.h); stores may start with
  *    a short unaligned head so that non-temporal stores are aligned, which is
- *    why no sum is ever formed in a sweep that stores.
+ *    why no streaming sweep forms a sum. Plainly stored y has no head, so the
+ *    simple bf16 forward of hot rows sums row r + 1 in row r's y sweep
+ *    (rmsi_fwd_rows_pipe_eo), in the sum's own blocks and order.
  *  - Non-temporal stores only when the call moves more than about the L3
  *    (RMSI_SIMD_NT_MIN): hot small calls keep their outputs in cache.
  *  - h_out is written in its own sweep, ordered against the y sweep so that an
@@ -452,6 +454,99 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
         _mm_sfence(); /* streaming stores visible before the caller (or the region's end) reads */
 }
 
+/* 1 when rmsi_fwd_rows_pipe_eo may run: the simple bf16 forward without a
+ * residual, y plainly stored (a hot call), rows of one sum segment. */
+static inline int rmsi_fwd_pipe_ok(const rmsi_fwd_ctx *c)
+{
+    return c->res == NULL && c->h == NULL && c->y != NULL && !c->nt && c->cols <= RMSI_SEG_MIN;
+}
+
+/* Row a's y sweep with row b's sum of squares alongside, 128 columns a step:
+ * b's sum in rmsi_row_sumsq_bf16's blocks and order (one segment), a's y by
+ * rmsi_fwd_eo1, so no bit changes. Returns b's sum. pf: the row after b,
+ * prefetched into L2 as rmsi_fwd_store_eo_run does (NULL: none). */
+RMSI_INLINE float rmsi_fwd_pipe_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *a, __m512 rsa,
+                                   const char *bx, const char *pf, int wk, int hw, int tab)
+{
+    const rmsi_fwd_k k = { c->w, _mm512_set1_ps(c->off), 0 };
+    const int64_t c128 = c->cols & ~(int64_t)127;
+    __m512 tot = _mm512_setzero_ps();
+    int64_t j = 0;
+
+    while (j < c128) {
+        const int64_t end = (c128 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c128;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; j < end; j += 128) {
+            if (pf != NULL) {
+                _mm_prefetch(pf + (size_t)j * 2u, _MM_HINT_T1);
+                _mm_prefetch(pf + (size_t)j * 2u + 64u, _MM_HINT_T1);
+                _mm_prefetch(pf + (size_t)j * 2u + 128u, _MM_HINT_T1);
+                _mm_prefetch(pf + (size_t)j * 2u + 192u, _MM_HINT_T1);
+            }
+            a0 = rmsi_sq_acc(a0, rmsi_h_bits_eo(bx, NULL, j, 0, 1, hw), hw);
+            rmsi_fwd_eo1(&k, a, j, 0, 1, rsa, 0, wk, hw, tab);
+            a1 = rmsi_sq_acc(a1, rmsi_h_bits_eo(bx, NULL, j + 32, 0, 1, hw), hw);
+            rmsi_fwd_eo1(&k, a, j + 32, 0, 1, rsa, 0, wk, hw, tab);
+            a2 = rmsi_sq_acc(a2, rmsi_h_bits_eo(bx, NULL, j + 64, 0, 1, hw), hw);
+            rmsi_fwd_eo1(&k, a, j + 64, 0, 1, rsa, 0, wk, hw, tab);
+            a3 = rmsi_sq_acc(a3, rmsi_h_bits_eo(bx, NULL, j + 96, 0, 1, hw), hw);
+            rmsi_fwd_eo1(&k, a, j + 96, 0, 1, rsa, 0, wk, hw, tab);
+        }
+        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    const float ss = rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_bf16_tail(bx, NULL, c128, c->cols, hw, NULL, NULL, 0)));
+    for (j = c128; j < c->cols; j += 32) {
+        const int64_t left = c->cols - j;
+        rmsi_fwd_eo1(&k, a, j, rmsi_vmask32(left < 32 ? left : 32), left >= 32, rsa, 0, wk, hw, tab);
+    }
+    /* rmsi_row_sumsq_bf16_put's rule: tiny or NaN sums again by FMA */
+    if (hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
+        return rmsi_row_sumsq_bf16_pass(bx, NULL, c->cols, 0, NULL, NULL, 0);
+    return ss;
+}
+
+/* Rows [r0, r1) of the simple bf16 forward of hot rows: row r's y sweep
+ * with row r + 1's sum (rmsi_fwd_pipe_eo), one sweep a row where there
+ * were two: 70 instructions per 128 columns where the two loops took 83
+ * (gcc 12 -O2), and the sum's loads from L2 overlap the y sweep's work.
+ * 32x4096 hot on two threads 7.3-7.5 -> 6.8-7.1 us, 32x1024 3.5 -> 3.05
+ * (docs/perf/cpu.md, session 41). Calls that stream y keep the two sweeps:
+ * their stores start at an alignment head. */
+RMSI_INLINE void rmsi_fwd_rows_pipe_eo(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, int wk, int hw,
+                                       const float *wt)
+{
+    rmsi_fwd_row a;
+    int64_t r;
+
+    a.hr = NULL;
+    a.q = NULL;
+    a.nx = NULL;
+    a.nr = NULL;
+    a.wt = wt;
+    a.hx = c->x + (size_t)r0 * c->xs;
+    float rstd = rmsi_simd_rstd(rmsi_row_sumsq_bf16(a.hx, NULL, c->cols, hw), c->cols, c->eps);
+    for (r = r0; r < r1; r++) {
+        const __m512 rs = _mm512_set1_ps(rstd);
+        a.hx = c->x + (size_t)r * c->xs;
+        a.y = c->y + (size_t)r * c->ys;
+        if (c->rstd != NULL)
+            c->rstd[r] = rstd;
+        if (r + 1 < r1) {
+            const char *bx = a.hx + c->xs;
+            const char *pf = r + 2 < r1 ? bx + c->xs : NULL;
+            const float ss = wt != NULL ? rmsi_fwd_pipe_eo(c, &a, rs, bx, pf, wk, hw, 1)
+                                        : rmsi_fwd_pipe_eo(c, &a, rs, bx, pf, wk, hw, 0);
+            rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
+        } else if (wt != NULL) {
+            rmsi_fwd_store_eo_run(&(rmsi_fwd_k){ c->w, _mm512_set1_ps(c->off), 0 }, &a, 0, c->cols, rs, 0, wk,
+                                  hw, 1);
+        } else {
+            rmsi_fwd_store_eo_run(&(rmsi_fwd_k){ c->w, _mm512_set1_ps(c->off), 0 }, &a, 0, c->cols, rs, 0, wk,
+                                  hw, 0);
+        }
+    }
+}
+
 /* Where the y/q sweeps of a row read h after h_out's sweep, when that came
  * first: from h_out when h_read (one stream instead of x and residual). */
 RMSI_INLINE void rmsi_fwd_h_src(const rmsi_fwd_ctx *c, rmsi_fwd_row *w, const char *hr)
@@ -515,6 +610,10 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
     }
     const float *const wt =
         simple && t == RMSNORM_BF16 && wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_pipe_ok(c) && r1 - r0 >= 2) {
+        rmsi_fwd_rows_pipe_eo(c, r0, r1, wk, hw, wt);
+        return;
+    }
     for (r = r0; r < r1; r++) {
         rmsi_fwd_row w;
         char *hr;
