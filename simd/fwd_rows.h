@@ -15,12 +15,16 @@
  *    (rmsi_fwd_rows_pipe_eo), in the sum's own blocks and order.
  *  - Non-temporal stores only when the call moves more than about the L3
  *    (RMSI_SIMD_NT_MIN): hot small calls keep their outputs in cache.
- *  - h_out is written in its own sweep, ordered against the y sweep so that an
- *    output aliasing an input (h_out == x or residual, y == x or residual) is
- *    only overwritten after its last read; later sweeps recompute h from x +
- *    residual (bit-identical) unless h was stored with plain stores.
- *  - The simple bf16 fused add instead stores h from the sum sweep and feeds
- *    the y sweep from a stack copy of h (rmsi_fwd_rows_fused_eo).
+ *  - h_out is ordered against the y sweep so that an output aliasing an
+ *    input (h_out == x or residual, y == x or residual) is only overwritten
+ *    after its last read; later sweeps recompute h from x + residual
+ *    (bit-identical) unless h was stored with plain stores. Stored before
+ *    y, h is written by the sum's sweep when plainly stored (every dtype,
+ *    session 41: a whole sweep over x and the residual less) and by a sweep
+ *    of its own when streamed (its stores start at an alignment head).
+ *  - The simple bf16 fused add stores h from the sum sweep even when
+ *    streamed (aligned rows) and feeds the y sweep from a stack copy of h
+ *    (rmsi_fwd_rows_fused_eo).
  *  - The next row is prefetched into L2 (PREFETCHT1), not L1: with two
  *    threads T1 took 0.74-0.80x the time of T0 on 8192-column rows and no
  *    more on 4096-column or hot rows (docs/perf/cpu.md, session 7). Likely
@@ -623,11 +627,16 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         if (simple && RMSI_NEVER(w.y == NULL))
             return; /* the simple instantiations are only picked with y */
         const char *xr = w.hx, *rr = w.hr;
-        const float rstd = rmsi_simd_rstd(rmsi_row_sumsq(xr, rr, c->cols, t, hw), c->cols, c->eps);
+        /* a plainly stored h_out, before y: stored by the sum's sweep */
+        const int put = hr != NULL && c->h_first && !c->h_nt;
+        const float ss = !put                ? rmsi_row_sumsq(xr, rr, c->cols, t, hw)
+                         : t == RMSNORM_BF16 ? rmsi_row_sumsq_bf16_put(xr, rr, c->cols, hw, hr, NULL, 0)
+                                             : rmsi_row_sumsq_ps_put(xr, rr, c->cols, t, hr);
+        const float rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
         const __m512 rs = _mm512_set1_ps(rstd);
         if (c->rstd != NULL)
             c->rstd[r] = rstd;
-        if (hr != NULL && c->h_first)
+        if (hr != NULL && c->h_first && !put)
             rmsi_fwd_store_h(c, xr, rr, hr, t, hw);
         rmsi_fwd_h_src(c, &w, hr);
         if (!simple && c->quant == RMSNORM_QUANT_PER_TOKEN) {

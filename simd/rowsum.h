@@ -259,9 +259,13 @@ RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols
     return rmsi_row_sumsq_bf16_put(x, r, cols, hw, NULL, NULL, 0);
 }
 
-/* f32 and f16: segment [j, j1) of the row's full 64s, in the order above. */
-RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, int64_t j1, rmsnorm_dtype t)
+/* f32 and f16: segment [j, j1) of the row's full 64s, in the order above;
+ * with hout, h is also stored there (plainly) as it goes: the fused add's
+ * sum and h_out in one sweep, as the bf16 loop does. */
+RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, int64_t j1, rmsnorm_dtype t,
+                                     char *hout)
 {
+    const size_t sz = rmsi_vsize(t);
     __m512 tot = _mm512_setzero_ps();
 
     while (j < j1) {
@@ -272,6 +276,12 @@ RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, in
             const __m512 h1 = rmsi_h_full(x, r, j + 16, t);
             const __m512 h2 = rmsi_h_full(x, r, j + 32, t);
             const __m512 h3 = rmsi_h_full(x, r, j + 48, t);
+            if (hout != NULL) {
+                rmsi_vstore(hout + (size_t)j * sz, h0, t, 0, 0);
+                rmsi_vstore(hout + (size_t)(j + 16) * sz, h1, t, 0, 0);
+                rmsi_vstore(hout + (size_t)(j + 32) * sz, h2, t, 0, 0);
+                rmsi_vstore(hout + (size_t)(j + 48) * sz, h3, t, 0, 0);
+            }
             a0 = _mm512_fmadd_ps(h0, h0, a0);
             a1 = _mm512_fmadd_ps(h1, h1, a1);
             a2 = _mm512_fmadd_ps(h2, h2, a2);
@@ -282,23 +292,30 @@ RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, in
     return tot;
 }
 
-/* The tail [j, cols) past the row's last full 64. */
-RMSI_INLINE __m512 rmsi_sumsq_ps_tail(const char *x, const char *r, int64_t j, int64_t cols, rmsnorm_dtype t)
+/* The tail [j, cols) past the row's last full 64 (h to hout when given). */
+RMSI_INLINE __m512 rmsi_sumsq_ps_tail(const char *x, const char *r, int64_t j, int64_t cols, rmsnorm_dtype t,
+                                      char *hout)
 {
+    const size_t sz = rmsi_vsize(t);
     __m512 a4 = _mm512_setzero_ps();
 
     for (; j + 16 <= cols; j += 16) {
         const __m512 h = rmsi_h_full(x, r, j, t);
+        if (hout != NULL)
+            rmsi_vstore(hout + (size_t)j * sz, h, t, 0, 0);
         a4 = _mm512_fmadd_ps(h, h, a4);
     }
     if (j < cols) {
-        const __m512 h = rmsi_h_mask(x, r, j, t, rmsi_vmask(cols - j));
+        const __mmask16 m = rmsi_vmask(cols - j);
+        const __m512 h = rmsi_h_mask(x, r, j, t, m);
+        if (hout != NULL)
+            rmsi_vstore_m(hout + (size_t)j * sz, h, t, 0, m);
         a4 = _mm512_fmadd_ps(h, h, a4);
     }
     return a4;
 }
 
-RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
+RMSI_INLINE float rmsi_row_sumsq_ps_put(const char *x, const char *r, int64_t cols, rmsnorm_dtype t, char *hout)
 {
     const int64_t c64 = cols & ~(int64_t)63;
     const int64_t seg = rmsi_seg_cols(cols);
@@ -307,9 +324,14 @@ RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, 
 
     for (j = 0; j < c64; j += seg) {
         const int64_t e = c64 - j > seg ? j + seg : c64;
-        tot = rmsi_seg_fold(tot, rmsi_sumsq_ps_seg(x, r, j, e, t), j == 0);
+        tot = rmsi_seg_fold(tot, rmsi_sumsq_ps_seg(x, r, j, e, t, hout), j == 0);
     }
-    return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_ps_tail(x, r, c64, cols, t)));
+    return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_ps_tail(x, r, c64, cols, t, hout)));
+}
+
+RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
+{
+    return rmsi_row_sumsq_ps_put(x, r, cols, t, NULL);
 }
 
 /* Segment s of the sum of h_j^2 into v[s], and its tail into v[nseg] when s
@@ -327,9 +349,9 @@ RMSI_INLINE void rmsi_sumsq_seg_at(const char *x, const char *r, int64_t cols, i
         if (s == nseg - 1)
             v[nseg] = rmsi_sumsq_bf16_tail(x, r, cfull, cols, hw, NULL, NULL, 0);
     } else {
-        v[s] = rmsi_sumsq_ps_seg(x, r, s * seg, rmsi_seg_end(s, seg, cfull), t);
+        v[s] = rmsi_sumsq_ps_seg(x, r, s * seg, rmsi_seg_end(s, seg, cfull), t, NULL);
         if (s == nseg - 1)
-            v[nseg] = rmsi_sumsq_ps_tail(x, r, cfull, cols, t);
+            v[nseg] = rmsi_sumsq_ps_tail(x, r, cfull, cols, t, NULL);
     }
 }
 
