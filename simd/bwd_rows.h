@@ -417,6 +417,13 @@ RMSI_INLINE void rmsi_bwd_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, in
         rmsi_bwd_out_range(c, w, j0, j1, nt, rs, cm, t, wk, hw, simple);
 }
 
+/* Row r's rstd: given, or from x as the forward computes it. */
+RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char *x, rmsnorm_dtype t, int hw)
+{
+    return c->rstd != NULL ? c->rstd[r]
+                           : rmsi_simd_rstd(rmsi_row_sumsq(x, NULL, c->cols, t, hw), c->cols, c->eps);
+}
+
 /* One row. The next row of x and dy is prefetched in two halves, the first
  * during the dot sweep and the second during the dx sweep, so that requests
  * to memory go out at an even pace over the whole row instead of only while
@@ -430,10 +437,7 @@ RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_b
                                   rmsnorm_dtype t, int wk, int hw, int simple)
 {
     const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
-    const float rstd = c->rstd != NULL
-                           ? c->rstd[r]
-                           : rmsi_simd_rstd(rmsi_row_sumsq(w->x, NULL, c->cols, t, hw), c->cols, c->eps);
-    const __m512 rs = _mm512_set1_ps(rstd);
+    const __m512 rs = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r, w->x, t, hw));
     const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk, 1) : rmsi_bwd_dot(c, w, rs, t, wk);
     const float cmean = dot / (float)c->cols;
     const __m512 cm = _mm512_set1_ps(cmean);
@@ -561,13 +565,6 @@ RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row 
     w->nx = NULL;
 }
 
-RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char *x, int hw)
-{
-    return c->rstd != NULL
-               ? c->rstd[r]
-               : rmsi_simd_rstd(rmsi_row_sumsq(x, NULL, c->cols, RMSNORM_BF16, hw), c->cols, c->eps);
-}
-
 /* Row a's dx sweep (dx and its dweight products, rmsi_bwd_out's) with row
  * b's dot sweep (rmsi_bwd_dot's blocks, accumulators and order: rows of one
  * segment) alongside, 64 columns a step; returns b's sum of g * n. pf: the
@@ -631,34 +628,26 @@ static inline int rmsi_bwd_pipe_ok(const rmsi_bwd_ctx *c)
     return !c->nt && c->cols <= RMSI_SEG_MIN;
 }
 
-/* Rows [r0, r1) of a simple ordered-form call, all adding into the partial
- * part (NULL: no dweight): row r's dx sweep with row r + 1's dot
- * (rmsi_bwd_pipe), row r0's dot a sweep of its own, as the bf16 even/odd
- * rows do (rmsi_bwd_rows_fused_eo). A recomputed rstd keeps its own sweep. */
-RMSI_INLINE void rmsi_bwd_rows_pipe(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, float *part,
-                                    rmsnorm_dtype t, int wk, int hw)
+/* Rows [r0, r1) of a simple ordered-form call: row r's dx sweep with row
+ * r + 1's dot (rmsi_bwd_pipe), row r0's dot a sweep of its own, rows across
+ * dweight chunks each adding into its own chunk's partial, as the bf16
+ * even/odd rows do (rmsi_bwd_rows_fused_eo). A recomputed rstd keeps its
+ * own sweep. */
+RMSI_INLINE void rmsi_bwd_rows_pipe(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, rmsnorm_dtype t, int wk,
+                                    int hw)
 {
     rmsi_bwd_row a, b;
     int64_t r;
 
     rmsi_bwd_row_at(c, r0, &a);
-    a.part = part;
-    a.first = 1;
-    __m512 rsa = _mm512_set1_ps(c->rstd != NULL ? c->rstd[r0]
-                                                : rmsi_simd_rstd(rmsi_row_sumsq(a.x, NULL, c->cols, t, hw),
-                                                                 c->cols, c->eps));
+    __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, t, hw));
     __m512 cma = _mm512_set1_ps(rmsi_bwd_dot(c, &a, rsa, t, wk) / (float)c->cols);
     for (r = r0; r + 1 < r1; r++) {
         rmsi_bwd_row_at(c, r + 1, &b);
-        b.part = part;
-        b.first = 0;
         const int pf = r + 2 < r1;
         const char *pfx = pf ? b.x + c->xs : NULL;
         const char *pfdy = pf ? b.dy + c->dys : NULL;
-        const __m512 rsb = _mm512_set1_ps(c->rstd != NULL
-                                              ? c->rstd[r + 1]
-                                              : rmsi_simd_rstd(rmsi_row_sumsq(b.x, NULL, c->cols, t, hw),
-                                                               c->cols, c->eps));
+        const __m512 rsb = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + 1, b.x, t, hw));
         const float dot = rmsi_bwd_pipe(c, &a, &b, rsa, cma, rsb, pfx, pfdy, t, wk, hw);
         a = b;
         rsa = rsb;
@@ -688,14 +677,14 @@ RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64
     if (wk == RMSNORM_BF16 && !c->nt && r1 - r0 >= RMSI_FWD_WT_ROWS && c->cols <= RMSI_FWD_WT_COLS)
         wt = rmsi_wtab_eo(c->w, c->off, c->cols, tab);
     rmsi_bwd_row_at(c, r0, &a);
-    __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, hw));
+    __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, RMSNORM_BF16, hw));
     __m512 cma = _mm512_set1_ps(rmsi_bwd_dot_eo(c, &a, rsa, wk, one) / (float)c->cols);
     for (r = r0; r + 1 < r1; r++) {
         rmsi_bwd_row_at(c, r + 1, &b);
         const int pf = r + 2 < r1;
         const char *pfx = pf ? b.x + c->xs : NULL;
         const char *pfdy = pf ? b.dy + c->dys : NULL;
-        const __m512 rsb = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + 1, b.x, hw));
+        const __m512 rsb = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + 1, b.x, RMSNORM_BF16, hw));
         const float dot = wt != NULL ? rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, wt, one)
                                      : rmsi_bwd_fused_eo(c, &a, &b, rsa, cma, rsb, pfx, pfdy, wk, hw, NULL, one);
         a = b;
@@ -720,26 +709,25 @@ static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int 
 RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, rmsnorm_dtype t,
                                 int wk, int hw, int simple, int one)
 {
-    if (rmsi_bwd_fused_ok(c, t, wk, simple)) {
+    const int fused = rmsi_bwd_fused_ok(c, t, wk, simple);
+    if (fused || (simple && rmsi_bwd_pipe_ok(c))) {
+        /* the items' rows, chunk after chunk: rmsi_bwd_row_at finds each
+         * row's partial */
         const int64_t r0 = c->ws == NULL ? i0 : i0 * c->chunk_rows;
         const int64_t e1 = c->ws == NULL ? i1 : i1 * c->chunk_rows;
-        if (r0 < c->rows)
-            rmsi_bwd_rows_fused_eo(c, r0, e1 < c->rows ? e1 : c->rows, wk, hw, one);
+        const int64_t r1 = e1 < c->rows ? e1 : c->rows;
+        if (r0 < r1 && fused)
+            rmsi_bwd_rows_fused_eo(c, r0, r1, wk, hw, one);
+        else if (r0 < r1)
+            rmsi_bwd_rows_pipe(c, r0, r1, t, wk, hw);
     } else if (c->ws == NULL) {
-        if (simple && rmsi_bwd_pipe_ok(c) && i1 - i0 >= 2)
-            rmsi_bwd_rows_pipe(c, i0, i1, NULL, t, wk, hw);
-        else
-            rmsi_bwd_rows(c, i0, i1, NULL, t, wk, hw, simple);
+        rmsi_bwd_rows(c, i0, i1, NULL, t, wk, hw, simple);
     } else {
         int64_t k;
         for (k = i0; k < i1; k++) {
             const int64_t r0 = k * c->chunk_rows;
             const int64_t r1 = c->rows - r0 > c->chunk_rows ? r0 + c->chunk_rows : c->rows;
-            float *part = c->ws + (size_t)k * (size_t)c->cols;
-            if (simple && rmsi_bwd_pipe_ok(c) && r1 - r0 >= 2)
-                rmsi_bwd_rows_pipe(c, r0, r1, part, t, wk, hw);
-            else
-                rmsi_bwd_rows(c, r0, r1, part, t, wk, hw, simple);
+            rmsi_bwd_rows(c, r0, r1, c->ws + (size_t)k * (size_t)c->cols, t, wk, hw, simple);
         }
     }
     if (c->nt)

@@ -503,10 +503,7 @@ RMSI_INLINE float rmsi_fwd_pipe_eo(const rmsi_fwd_ctx *c, const rmsi_fwd_row *a,
         const int64_t left = c->cols - j;
         rmsi_fwd_eo1(&k, a, j, rmsi_vmask32(left < 32 ? left : 32), left >= 32, rsa, 0, wk, hw, tab);
     }
-    /* rmsi_row_sumsq_bf16_put's rule: tiny or NaN sums again by FMA */
-    if (hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
-        return rmsi_row_sumsq_bf16_pass(bx, NULL, c->cols, 0, NULL, NULL, 0);
-    return ss;
+    return rmsi_sumsq_bf16_fix(ss, bx, NULL, c->cols, hw);
 }
 
 /* Rows [r0, r1) of the simple bf16 forward of hot rows: row r's y sweep
@@ -541,12 +538,8 @@ RMSI_INLINE void rmsi_fwd_rows_pipe_eo(const rmsi_fwd_ctx *c, int64_t r0, int64_
             const float ss = wt != NULL ? rmsi_fwd_pipe_eo(c, &a, rs, bx, pf, wk, hw, 1)
                                         : rmsi_fwd_pipe_eo(c, &a, rs, bx, pf, wk, hw, 0);
             rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
-        } else if (wt != NULL) {
-            rmsi_fwd_store_eo_run(&(rmsi_fwd_k){ c->w, _mm512_set1_ps(c->off), 0 }, &a, 0, c->cols, rs, 0, wk,
-                                  hw, 1);
         } else {
-            rmsi_fwd_store_eo_run(&(rmsi_fwd_k){ c->w, _mm512_set1_ps(c->off), 0 }, &a, 0, c->cols, rs, 0, wk,
-                                  hw, 0);
+            rmsi_fwd_store_eo(c, &a, 0, c->cols, rs, 0, wk, hw);
         }
     }
 }

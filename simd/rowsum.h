@@ -242,16 +242,21 @@ RMSI_INLINE float rmsi_row_sumsq_bf16_pass(const char *x, const char *r, int64_t
     return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_bf16_tail(x, r, c128, cols, hw, hout, hb, nt)));
 }
 
+/* A bf16 row's sum ss as VDPBF16PS formed it (hw), or when tiny or NaN the
+ * FMA sum over h = x (+ r), whose subnormals VDPBF16PS would have flushed. */
+RMSI_INLINE float rmsi_sumsq_bf16_fix(float ss, const char *x, const char *r, int64_t cols, int hw)
+{
+    if (hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
+        return rmsi_row_sumsq_bf16_pass(x, r, cols, 0, NULL, NULL, 0);
+    return ss;
+}
+
 RMSI_INLINE float rmsi_row_sumsq_bf16_put(const char *x, const char *r, int64_t cols, int hw, char *hout,
                                           char *hb, int nt)
 {
     const float ss = rmsi_row_sumsq_bf16_pass(x, r, cols, hw, hout, hb, nt);
-    /* tiny or NaN: the FMA sum, whose subnormals VDPBF16PS would have flushed;
-     * h from hout when stored there (it may have overwritten x or r) */
-    if (hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
-        return hout != NULL ? rmsi_row_sumsq_bf16_pass(hout, NULL, cols, 0, NULL, NULL, 0)
-                            : rmsi_row_sumsq_bf16_pass(x, r, cols, 0, NULL, NULL, 0);
-    return ss;
+    /* h from hout when stored there (it may have overwritten x or r) */
+    return hout != NULL ? rmsi_sumsq_bf16_fix(ss, hout, NULL, cols, hw) : rmsi_sumsq_bf16_fix(ss, x, r, cols, hw);
 }
 
 RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols, int hw)
@@ -364,9 +369,7 @@ RMSI_INLINE float rmsi_sumsq_of_segs(const __m512 *v, const char *x, const char 
     const int64_t cfull = cols & (t == RMSNORM_BF16 ? ~(int64_t)127 : ~(int64_t)63);
     const float ss = rmsi_seg_total(v, rmsi_seg_count(cols), rmsi_seg_cols(cols), cfull);
 
-    if (t == RMSNORM_BF16 && hw && __builtin_expect(!(ss >= 0x1p-64f), 0))
-        return rmsi_row_sumsq_bf16_pass(x, r, cols, 0, NULL, NULL, 0);
-    return ss;
+    return t == RMSNORM_BF16 ? rmsi_sumsq_bf16_fix(ss, x, r, cols, hw) : ss;
 }
 
 /* Sum over the row of h_j^2: the forward and a backward recomputing rstd both
