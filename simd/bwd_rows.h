@@ -13,7 +13,9 @@
  * with the partial's full blocks in even/odd form (rmsi_bwd_ctx.eo_part);
  * the other simple calls do the same in the ordered form when dx is stored
  * plainly (rmsi_bwd_rows_pipe, session 41: hot f16 rows 7-13% faster, f32
- * 4-10%; streamed dx starts at an alignment head and keeps two sweeps).
+ * 4-10%; streamed dx starts at an alignment head and keeps two sweeps), fp32
+ * rows of 2048 columns or more two rows a sweep (rmsi_bwd_rows_pipe2, session
+ * 42: one pass of the partial and the weights for two rows).
  */
 #ifndef RMSNORM_SIMD_BWD_ROWS_H
 #define RMSNORM_SIMD_BWD_ROWS_H
@@ -565,6 +567,23 @@ RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row 
     w->nx = NULL;
 }
 
+/* x and dy of the 64 columns at j of the row at pfx / pfdy into L2, and of
+ * the row after it when xs (its x stride; dys, dy's) is not 0. */
+RMSI_INLINE void rmsi_bwd_prefetch64(const char *pfx, const char *pfdy, size_t xs, size_t dys, int64_t j,
+                                     size_t sz)
+{
+    size_t o;
+
+    for (o = 0; o < 64u * sz; o += 64u) {
+        _mm_prefetch(pfx + (size_t)j * sz + o, _MM_HINT_T1);
+        _mm_prefetch(pfdy + (size_t)j * sz + o, _MM_HINT_T1);
+        if (xs != 0u) {
+            _mm_prefetch(pfx + xs + (size_t)j * sz + o, _MM_HINT_T1);
+            _mm_prefetch(pfdy + dys + (size_t)j * sz + o, _MM_HINT_T1);
+        }
+    }
+}
+
 /* Row a's dx sweep (dx and its dweight products, rmsi_bwd_out's) with row
  * b's dot sweep (rmsi_bwd_dot's blocks, accumulators and order: rows of one
  * segment) alongside, 64 columns a step; returns b's sum of g * n. pf: the
@@ -585,13 +604,8 @@ RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
         const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
-            if (pfx != NULL) {
-                size_t o;
-                for (o = 0; o < 64u * sz; o += 64u) {
-                    _mm_prefetch(pfx + (size_t)j * sz + o, _MM_HINT_T1);
-                    _mm_prefetch(pfdy + (size_t)j * sz + o, _MM_HINT_T1);
-                }
-            }
+            if (pfx != NULL)
+                rmsi_bwd_prefetch64(pfx, pfdy, 0, 0, j, sz);
             rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g, n, a0);
             rmsi_bwd_out(&k, a, j, 0, 1, 0, rsa, cma, t, wk, hw, 1);
@@ -619,6 +633,120 @@ RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
         rmsi_bwd_out(&k, a, j, m, 0, 0, rsa, cma, t, wk, hw, 1);
     }
     return rmsi_hsum(_mm512_add_ps(tot, a4));
+}
+
+/* weff = w + off of the 16 columns at j (wk != RMSI_W_NONE), as rmsi_bwd_gn
+ * forms it. */
+RMSI_INLINE __m512 rmsi_bwd_wo(const rmsi_bwd_k *k, int64_t j, __mmask16 m, int full, int wk)
+{
+    const rmsnorm_dtype wt = (rmsnorm_dtype)wk;
+    const char *wp = k->w + (size_t)j * rmsi_vsize(wt);
+    return _mm512_add_ps(full ? rmsi_vload(wp, wt) : rmsi_vload_m(wp, wt, m), k->off);
+}
+
+/* rmsi_bwd_gn with the weights of these columns given (wo; unused without). */
+RMSI_INLINE void rmsi_bwd_gn_wo(const rmsi_bwd_row *w, int64_t j, __mmask16 m, int full, __m512 rs,
+                                rmsnorm_dtype t, int wk, __m512 wo, __m512 *dy, __m512 *g, __m512 *n)
+{
+    const size_t sz = rmsi_vsize(t);
+    const char *dyp = w->dy + (size_t)j * sz;
+    const char *xp = w->x + (size_t)j * sz;
+
+    *dy = full ? rmsi_vload(dyp, t) : rmsi_vload_m(dyp, t, m);
+    *n = _mm512_mul_ps(full ? rmsi_vload(xp, t) : rmsi_vload_m(xp, t, m), rs);
+    *g = wk == RMSI_W_NONE ? *dy : _mm512_mul_ps(*dy, wo);
+}
+
+/* rmsi_bwd_out of two rows of one chunk (a[1] right after a[0]) for the 16
+ * columns at j of a simple call: the weights loaded once and the partial read
+ * and written once, ((part + p0) + p1), the order of two rmsi_bwd_out. */
+RMSI_INLINE void rmsi_bwd_out2(const rmsi_bwd_row *a, int64_t j, __mmask16 m, int full,
+                               const __m512 *rs, const __m512 *cm, rmsnorm_dtype t, int wk, int hw, __m512 wo)
+{
+    const size_t o = (size_t)j * rmsi_vsize(t);
+    __m512 dy0, g0, n0, dy1, g1, n1;
+
+    rmsi_bwd_gn_wo(&a[0], j, m, full, rs[0], t, wk, wo, &dy0, &g0, &n0);
+    rmsi_bwd_gn_wo(&a[1], j, m, full, rs[1], t, wk, wo, &dy1, &g1, &n1);
+    const __m512 d0 = _mm512_mul_ps(rs[0], _mm512_sub_ps(g0, _mm512_mul_ps(n0, cm[0])));
+    const __m512 d1 = _mm512_mul_ps(rs[1], _mm512_sub_ps(g1, _mm512_mul_ps(n1, cm[1])));
+    if (a[0].part != NULL) {
+        float *pp = a[0].part + j;
+        __m512 acc = _mm512_setzero_ps();
+        if (!a[0].first)
+            acc = full ? _mm512_loadu_ps(pp) : _mm512_maskz_loadu_ps(m, pp);
+        acc = _mm512_add_ps(_mm512_add_ps(acc, _mm512_mul_ps(dy0, n0)), _mm512_mul_ps(dy1, n1));
+        if (full)
+            _mm512_storeu_ps(pp, acc);
+        else
+            _mm512_mask_storeu_ps(pp, m, acc);
+    }
+    if (full) {
+        rmsi_vstore(a[0].dx + o, d0, t, hw, 0);
+        rmsi_vstore(a[1].dx + o, d1, t, hw, 0);
+    } else {
+        rmsi_vstore_m(a[0].dx + o, d0, t, hw, m);
+        rmsi_vstore_m(a[1].dx + o, d1, t, hw, m);
+    }
+}
+
+/* One 16-column step of rmsi_bwd_pipe2: rows a's dx and partial, and with nb
+ * == 2 rows b's g * n into acc0 and acc1. */
+RMSI_INLINE void rmsi_bwd_step2(const rmsi_bwd_k *k, const rmsi_bwd_row *a, const rmsi_bwd_row *b, int nb,
+                                int64_t j, __mmask16 m, int full, const __m512 *rsa, const __m512 *cma,
+                                const __m512 *rsb, rmsnorm_dtype t, int wk, int hw, __m512 *acc0, __m512 *acc1)
+{
+    const __m512 wo = wk == RMSI_W_NONE ? _mm512_setzero_ps() : rmsi_bwd_wo(k, j, m, full, wk);
+    __m512 dy, g, n;
+
+    if (nb == 2) {
+        rmsi_bwd_gn_wo(&b[0], j, m, full, rsb[0], t, wk, wo, &dy, &g, &n);
+        *acc0 = _mm512_fmadd_ps(g, n, *acc0);
+        rmsi_bwd_gn_wo(&b[1], j, m, full, rsb[1], t, wk, wo, &dy, &g, &n);
+        *acc1 = _mm512_fmadd_ps(g, n, *acc1);
+    }
+    rmsi_bwd_out2(a, j, m, full, rsa, cma, t, wk, hw, wo);
+}
+
+/* Rows a[0], a[1]'s dx sweep (one chunk's rows, or no dweight) with rows b[0],
+ * b[1]'s dot sweeps alongside (nb == 2; nb == 0: none), 64 columns a step:
+ * the weights are read once for four rows and the partial once for two.
+ * Each row's dot has rmsi_bwd_dot's blocks, accumulators and order (rows of
+ * one segment), stored in dots[0..1]. pfx, pfdy: the two rows after b,
+ * prefetched into L2 (NULL: none). */
+RMSI_INLINE void rmsi_bwd_pipe2(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, const rmsi_bwd_row *b, int nb,
+                                const __m512 *rsa, const __m512 *cma, const __m512 *rsb, const char *pfx,
+                                const char *pfdy, rmsnorm_dtype t, int wk, int hw, float *dots)
+{
+    const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, 0 };
+    const size_t sz = rmsi_vsize(t);
+    const int64_t c64 = c->cols & ~(int64_t)63;
+    __m512 tot0 = _mm512_setzero_ps(), tot1 = tot0, t40 = tot0, t41 = tot0;
+    int64_t j = 0;
+
+    while (j < c64) {
+        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+        __m512 p0 = _mm512_setzero_ps(), p1 = p0, p2 = p0, p3 = p0;
+        __m512 q0 = p0, q1 = p0, q2 = p0, q3 = p0;
+        for (; j < end; j += 64) {
+            if (pfx != NULL)
+                rmsi_bwd_prefetch64(pfx, pfdy, c->xs, c->dys, j, sz);
+            rmsi_bwd_step2(&k, a, b, nb, j, 0, 1, rsa, cma, rsb, t, wk, hw, &p0, &q0);
+            rmsi_bwd_step2(&k, a, b, nb, j + 16, 0, 1, rsa, cma, rsb, t, wk, hw, &p1, &q1);
+            rmsi_bwd_step2(&k, a, b, nb, j + 32, 0, 1, rsa, cma, rsb, t, wk, hw, &p2, &q2);
+            rmsi_bwd_step2(&k, a, b, nb, j + 48, 0, 1, rsa, cma, rsb, t, wk, hw, &p3, &q3);
+        }
+        tot0 = _mm512_add_ps(tot0, _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3)));
+        tot1 = _mm512_add_ps(tot1, _mm512_add_ps(_mm512_add_ps(q0, q1), _mm512_add_ps(q2, q3)));
+    }
+    for (; j + RMSI_VL <= c->cols; j += RMSI_VL)
+        rmsi_bwd_step2(&k, a, b, nb, j, 0, 1, rsa, cma, rsb, t, wk, hw, &t40, &t41);
+    if (j < c->cols)
+        rmsi_bwd_step2(&k, a, b, nb, j, rmsi_vmask(c->cols - j), 0, rsa, cma, rsb, t, wk, hw, &t40, &t41);
+    if (nb == 2) {
+        dots[0] = rmsi_hsum(_mm512_add_ps(tot0, t40));
+        dots[1] = rmsi_hsum(_mm512_add_ps(tot1, t41));
+    }
 }
 
 /* 1 when rmsi_bwd_rows_pipe may take a simple call's rows: the ordered form,
@@ -654,6 +782,79 @@ RMSI_INLINE void rmsi_bwd_rows_pipe(const rmsi_bwd_ctx *c, int64_t r0, int64_t r
         cma = _mm512_set1_ps(dot / (float)c->cols);
     }
     rmsi_bwd_out_range(c, &a, 0, c->cols, 0, rsa, cma, t, wk, hw, 1);
+}
+
+/* fp32 rows from this many columns go in pairs (rmsi_bwd_rows_pipe2). Hot,
+ * one thread, 32 rows with dweight (docs/perf/cpu.md, session 42): 1024
+ * columns 18% slower in pairs (a row's x, dy and partial stay in L1 either
+ * way), 2048 level, 3072-8192 6-17% faster; f16 rows 3-5% slower at
+ * 1024-8192 (their conversions, not L2, bound them): they stay single. */
+#define RMSI_BWD_PAIR_COLS 2048
+
+static inline int rmsi_bwd_pairs_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t)
+{
+    return t == RMSNORM_F32 && c->cols >= RMSI_BWD_PAIR_COLS;
+}
+
+/* 2 when rows r and r + 1 may go as a pair (both before r1, one chunk's
+ * partial or none), else 1. */
+static inline int rmsi_bwd_pair_n(const rmsi_bwd_ctx *c, int64_t r, int64_t r1)
+{
+    return r + 1 < r1 && (c->ws == NULL || (r + 1) % c->chunk_rows != 0) ? 2 : 1;
+}
+
+/* rmsi_bwd_rows_pipe in groups of two rows where rmsi_bwd_pair_n allows, else
+ * one: group g's dx sweep with group g + 1's dots (rmsi_bwd_pipe2 for two
+ * and two, rmsi_bwd_pipe for one and one; a change of group size takes a
+ * dx sweep and dot sweeps of their own). Session 42: a hot fp32 row of 4096
+ * moves its 16 KiB partial in and out of L2 once for two rows, and the
+ * weights once for four. */
+RMSI_INLINE void rmsi_bwd_rows_pipe2(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, rmsnorm_dtype t, int wk,
+                                     int hw)
+{
+    rmsi_bwd_row a[2], b[2];
+    __m512 rsa[2], cma[2], rsb[2];
+    float dots[2];
+    int na = rmsi_bwd_pair_n(c, r0, r1), nb, i;
+    int64_t r;
+
+    for (i = 0; i < na; i++) {
+        rmsi_bwd_row_at(c, r0 + i, &a[i]);
+        rsa[i] = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0 + i, a[i].x, t, hw));
+        cma[i] = _mm512_set1_ps(rmsi_bwd_dot(c, &a[i], rsa[i], t, wk) / (float)c->cols);
+    }
+    for (r = r0 + na; r < r1; r += nb) {
+        nb = rmsi_bwd_pair_n(c, r, r1);
+        for (i = 0; i < nb; i++) {
+            rmsi_bwd_row_at(c, r + i, &b[i]);
+            rsb[i] = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r + i, b[i].x, t, hw));
+        }
+        const int pf = r + nb + 1 < r1;
+        const char *pfx = pf ? b[nb - 1].x + c->xs : NULL;
+        const char *pfdy = pf ? b[nb - 1].dy + c->dys : NULL;
+        if (na == 2 && nb == 2) {
+            rmsi_bwd_pipe2(c, a, b, 2, rsa, cma, rsb, pfx, pfdy, t, wk, hw, dots);
+        } else if (na == 1 && nb == 1) {
+            dots[0] = rmsi_bwd_pipe(c, &a[0], &b[0], rsa[0], cma[0], rsb[0], pfx, pfdy, t, wk, hw);
+        } else {
+            if (na == 2)
+                rmsi_bwd_pipe2(c, a, b, 0, rsa, cma, rsb, NULL, NULL, t, wk, hw, dots);
+            else
+                rmsi_bwd_out_range(c, &a[0], 0, c->cols, 0, rsa[0], cma[0], t, wk, hw, 1);
+            for (i = 0; i < nb; i++)
+                dots[i] = rmsi_bwd_dot(c, &b[i], rsb[i], t, wk);
+        }
+        for (i = 0; i < nb; i++) {
+            a[i] = b[i];
+            rsa[i] = rsb[i];
+            cma[i] = _mm512_set1_ps(dots[i] / (float)c->cols);
+        }
+        na = nb;
+    }
+    if (na == 2)
+        rmsi_bwd_pipe2(c, a, b, 0, rsa, cma, rsb, NULL, NULL, t, wk, hw, dots);
+    else
+        rmsi_bwd_out_range(c, &a[0], 0, c->cols, 0, rsa[0], cma[0], t, wk, hw, 1);
 }
 
 /*
@@ -718,6 +919,8 @@ RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, r
         const int64_t r1 = e1 < c->rows ? e1 : c->rows;
         if (r0 < r1 && fused)
             rmsi_bwd_rows_fused_eo(c, r0, r1, wk, hw, one);
+        else if (r0 < r1 && rmsi_bwd_pairs_ok(c, t))
+            rmsi_bwd_rows_pipe2(c, r0, r1, t, wk, hw);
         else if (r0 < r1)
             rmsi_bwd_rows_pipe(c, r0, r1, t, wk, hw);
     } else if (c->ws == NULL) {
