@@ -262,6 +262,57 @@ def flashinfer_shim(path):
     return ForwardOnly(norm, add_norm_in_place)
 
 
+def quack_peer():
+    """Quack's public RMSNorm (quack.rmsnorm.rmsnorm: its default, untuned
+    configuration; autograd, so the backward grid times it too), and its fused
+    add: out-of-place, h and y written, as ours (bench/peers_shim/quack.sh
+    installs it on a device)."""
+    from quack.rmsnorm import rmsnorm as quack_rmsnorm  # type: ignore
+
+    class Quack:
+        def __call__(self, x, w):
+            return quack_rmsnorm(x, w, eps=EPS)
+
+        def add(self, x, r, w):
+            return quack_rmsnorm(x, w, residual=r, eps=EPS, prenorm=True)
+
+    return Quack()
+
+
+def rel_err(out, ref):
+    """A peer's output against the fp64 reference; out may be (y, ...)."""
+    y = out[0] if isinstance(out, (tuple, list)) else out
+    return ((y.double() - ref).norm() / ref.norm()).item()
+
+
+def check_peers(row, fns, ref):
+    """Validate before timing: every path's output on the first buffer set,
+    as row["peer_err"][name] (a relative error, or the exception)."""
+    errs = {}
+    for name, fn in fns:
+        if name in SKIP:
+            continue
+        try:
+            errs[name] = rel_err(fn(), ref)
+        except Exception as e:  # noqa: BLE001
+            errs[name] = "error: %s" % str(e).splitlines()[0][:100]
+    row["peer_err"] = errs
+    bad = {k: v for k, v in errs.items() if not isinstance(v, float) or not v < 1e-2}
+    if bad:
+        print("  peer outputs off or failed:", bad, flush=True)
+
+
+def peer_versions():
+    import importlib.metadata as md
+    out = {}
+    for dist in ("liger-kernel", "quack-kernels", "nvidia-cutlass-dsl-libs-base", "triton", "flashinfer-python"):
+        try:
+            out[dist] = md.version(dist)
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
 def optional_peers():
     out = {}
     try:
@@ -277,8 +328,7 @@ def optional_peers():
         shim = os.environ.get("RMSNORM_PEER_FLASHINFER", os.path.join(ROOT, ".peers", "libfi_norm.so"))
         out["flashinfer"] = flashinfer_shim(shim) if os.path.exists(shim) else "unavailable: %s" % why
     try:
-        from quack.rmsnorm import rmsnorm as quack_rmsnorm  # type: ignore
-        out["quack"] = lambda x, w: quack_rmsnorm(x, w, eps=EPS)
+        out["quack"] = quack_peer()
     except Exception as e:  # noqa: BLE001
         out["quack"] = "unavailable: %s" % (str(e).splitlines()[0][:120] if str(e) else type(e).__name__)
     return out
@@ -314,6 +364,7 @@ def run_forward(ours, rows, cols, peers, roof, results):
         paths.append(("ours_1y", [lambda a=a: ours.fwd(a) for a in one_y]))
     fns = [("eager", eager_formula), ("F.rms_norm", f_rms), ("compile", compiled)]
     fns += [(name, fn) for name, fn in peers.items() if callable(fn)]
+    check_peers(row, [(name, lambda fn=fn: fn(xs[0], w)) for name, fn in fns], ref)
     paths += [(name, [lambda x=x, fn=fn: fn(x, w) for x in xs]) for name, fn in fns]
     time_paths(row, paths)
     report(row, roof, results)
@@ -350,9 +401,13 @@ def run_fused(ours, rows, cols, roof, results, quant, peers=None):
     if not quant:
         paths.append(("eager", [lambda x=x, r=r: add_norm(x, r, w) for x, r in zip(xs, rs)]))
         paths.append(("compile", [lambda x=x, r=r: compiled_add(x, r, w) for x, r in zip(xs, rs)]))
-        for name, fn in (peers or {}).items():
-            if getattr(fn, "add", None) is not None:  # in place: the same bytes, x and r rewritten
-                paths.append((name, [lambda x=x, r=r, f=fn.add: f(x, r, w) for x, r in zip(xs, rs)]))
+        adds = [(name, fn.add) for name, fn in (peers or {}).items() if getattr(fn, "add", None) is not None]
+        # on copies: FlashInfer's add works in place (the same bytes, x and r rewritten)
+        check_peers(row, [("eager", lambda: add_norm(xs[0], rs[0], w)[1]),
+                          ("compile", lambda: compiled_add(xs[0], rs[0], w)[1])] +
+                    [(name, lambda f=f: f(xs[0].clone(), rs[0].clone(), w)) for name, f in adds], ref)
+        for name, f in adds:
+            paths.append((name, [lambda x=x, r=r, f=f: f(x, r, w) for x, r in zip(xs, rs)]))
     time_paths(row, paths)
     report(row, roof, results)
     del xs, rs, hs, ys, args
@@ -459,6 +514,7 @@ def main():
     for k, v in peers.items():
         if not callable(v):
             print("peer", k, v, flush=True)
+    print("versions:", peer_versions(), flush=True)
     results = []
     only = args.only.split(",")
     rows_f = [1, 32, 256, 1024, 4096, 16384, 32768, 65536]
@@ -493,6 +549,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"roofline": roof, "device": torch.cuda.get_device_name(), "torch": torch.__version__,
                        "peers": {k: (v if isinstance(v, str) else "ok") for k, v in peers.items()},
+                       "versions": peer_versions(),
                        "rows": results}, f, indent=1)
 
 

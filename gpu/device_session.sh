@@ -3,7 +3,8 @@
 #   STAGES=env,bench,qsearch,peers,tests,san RACE_TESTS="test_hand test_regress" bash gpu/device_session.sh
 # stages: env, search (bench/gpu_search.py, SEARCH_ARGS), bench (rmsnorm-bench
 # --graph, BENCH_ARGS), qsearch (rmsnorm-bench --config-search of the fused
-# ops at 4096x8192), peers (bench/peers.py, PEERS_ARGS, .whl carried), tests
+# ops at 4096x8192), peers (bench/peers.py, PEERS_ARGS, .whl carried; Quack
+# from .quack-site, bench/peers_shim/quack.sh), tests
 # (every cmocka binary on cuda + bench/gpu_check.py), ab (rmsnorm-bench
 # AB_ARGS alternated between the old and the new plugin, AB_ORDER,
 # bench/ab_table.py), san (memcheck on
@@ -46,8 +47,10 @@ fi
 if has peers; then
   stamp peers
   if ls .whl/*.whl > /dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
   fi
+  # Quack, when bench/peers_shim/quack.sh unpack2 has run
+  [ -f .quack-site/env.sh ] && . ./.quack-site/env.sh
   PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-300} python3 bench/peers.py --lib $D/lib/librmsnorm.so --json $OUT/peers.json ${PEERS_ARGS:---quick} > $OUT/peers.txt 2>&1
   echo "peers rc=$?"; tail -60 $OUT/peers.txt
 fi
