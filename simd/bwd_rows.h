@@ -231,19 +231,6 @@ RMSI_INLINE rmsi_eo rmsi_bwd_weff_eo(const rmsi_bwd_k *c, int64_t j, rmsi_mask32
     return wv;
 }
 
-/* 32 bf16 at p in even/odd form from one load: gcc otherwise folds the load
- * into both the shift and the and, two loads of the same 64 bytes. Where rows
- * do not start on a cache line each of those loads spans two lines, and one
- * load a vector is 10-12% faster, hot or cold; on aligned rows it is 10%
- * slower cold, so rmsi_avx512_backward picks the instantiation by alignment
- * (docs/perf/cpu.md, session 39). The empty asm only keeps v in a register. */
-RMSI_INLINE void rmsi_bf16_load_eo1(const void *p, rmsi_mask32 m, int full, __m512 *e, __m512 *o)
-{
-    __m512i v = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p);
-    __asm__("" : "+v"(v));
-    rmsi_bf16_eo(v, e, o);
-}
-
 /* wf: weff of these columns when the caller has it, else NULL. */
 RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, rmsi_mask32 m,
                                 int full, __m512 rs, int wk, const rmsi_eo *wf, rmsi_eo *dy,

@@ -220,7 +220,7 @@ RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_
         o = _mm512_mul_ps(o, _mm512_load_ps(w->wt + j + 16));
     } else if (wk != RMSI_W_NONE) {
         __m512 we, wo;
-        rmsi_bf16_load_eo(k->w + (size_t)j * 2u, m, full, &we, &wo);
+        rmsi_bf16_load_eo1(k->w + (size_t)j * 2u, m, full, &we, &wo);
         e = _mm512_mul_ps(e, _mm512_add_ps(we, k->off));
         o = _mm512_mul_ps(o, _mm512_add_ps(wo, k->off));
     }

@@ -193,6 +193,22 @@ RMSI_INLINE void rmsi_bf16_load_eo(const void *p, rmsi_mask32 m, int full, __m51
     rmsi_bf16_eo(full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p), e, o);
 }
 
+/* 32 bf16 at p in even/odd form from one load: gcc otherwise folds the load
+ * into both the shift and the and, two loads of the same 64 bytes. Where rows
+ * do not start on a cache line each of those loads spans two lines, and one
+ * load a vector is 10-12% faster, hot or cold; on aligned rows it is 10%
+ * slower cold, so rmsi_avx512_backward picks the instantiation by alignment
+ * (docs/perf/cpu.md, session 39). The forward's y sweep loads its bf16
+ * weights this way, since a streamed row's sweep starts at an alignment head
+ * that leaves them off a line (session 42). The empty asm only keeps v in a
+ * register. */
+RMSI_INLINE void rmsi_bf16_load_eo1(const void *p, rmsi_mask32 m, int full, __m512 *e, __m512 *o)
+{
+    __m512i v = full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p);
+    __asm__("" : "+v"(v));
+    rmsi_bf16_eo(v, e, o);
+}
+
 /* Even/odd fp32 halves -> 32 bf16 in element order, RNE (rmsi_bf16_pack's
  * rules, bit for bit: a subnormal in either half takes the integer path). */
 RMSI_INLINE __m512i rmsi_bf16_pack_eo(__m512 e, __m512 o, int hw)
