@@ -62,10 +62,18 @@ typedef struct rmsi_bwd_k {
     int one; /* even/odd loads: one load a vector (rmsi_bf16_load_eo1) */
 } rmsi_bwd_k;
 
-/* g = dy * weff and n = x * rstd of 16 lanes at column j. */
-RMSI_INLINE void rmsi_bwd_gn(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, __mmask16 m,
-                             int full, __m512 rs, rmsnorm_dtype t, int wk, __m512 *dy, __m512 *g,
-                             __m512 *n)
+/* weff = w + off of the 16 columns at j (wk != RMSI_W_NONE). */
+RMSI_INLINE __m512 rmsi_bwd_wo(const rmsi_bwd_k *k, int64_t j, __mmask16 m, int full, int wk)
+{
+    const rmsnorm_dtype wt = (rmsnorm_dtype)wk;
+    const char *wp = k->w + (size_t)j * rmsi_vsize(wt);
+    return _mm512_add_ps(full ? rmsi_vload(wp, wt) : rmsi_vload_m(wp, wt, m), k->off);
+}
+
+/* g = dy * weff and n = x * rstd of 16 lanes at column j, with weff given (wo;
+ * unused without weights): the two-row sweep loads it once for four rows. */
+RMSI_INLINE void rmsi_bwd_gn_wo(const rmsi_bwd_row *w, int64_t j, __mmask16 m, int full, __m512 rs,
+                                rmsnorm_dtype t, int wk, __m512 wo, __m512 *dy, __m512 *g, __m512 *n)
 {
     const size_t sz = rmsi_vsize(t);
     const char *dyp = w->dy + (size_t)j * sz;
@@ -73,14 +81,16 @@ RMSI_INLINE void rmsi_bwd_gn(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t
 
     *dy = full ? rmsi_vload(dyp, t) : rmsi_vload_m(dyp, t, m);
     *n = _mm512_mul_ps(full ? rmsi_vload(xp, t) : rmsi_vload_m(xp, t, m), rs);
-    if (wk == RMSI_W_NONE) {
-        *g = *dy;
-    } else {
-        const rmsnorm_dtype wt = (rmsnorm_dtype)wk;
-        const char *wp = c->w + (size_t)j * rmsi_vsize(wt);
-        const __m512 wv = full ? rmsi_vload(wp, wt) : rmsi_vload_m(wp, wt, m);
-        *g = _mm512_mul_ps(*dy, _mm512_add_ps(wv, c->off));
-    }
+    *g = wk == RMSI_W_NONE ? *dy : _mm512_mul_ps(*dy, wo);
+}
+
+/* g = dy * weff and n = x * rstd of 16 lanes at column j. */
+RMSI_INLINE void rmsi_bwd_gn(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int64_t j, __mmask16 m,
+                             int full, __m512 rs, rmsnorm_dtype t, int wk, __m512 *dy, __m512 *g,
+                             __m512 *n)
+{
+    const __m512 wo = wk == RMSI_W_NONE ? _mm512_setzero_ps() : rmsi_bwd_wo(c, j, m, full, wk);
+    rmsi_bwd_gn_wo(w, j, m, full, rs, t, wk, wo, dy, g, n);
 }
 
 /* Segment [j, j1) of the row's full 64s of the sum of g_j * n_j, in the
@@ -620,28 +630,6 @@ RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
         rmsi_bwd_out(&k, a, j, m, 0, 0, rsa, cma, t, wk, hw, 1);
     }
     return rmsi_hsum(_mm512_add_ps(tot, a4));
-}
-
-/* weff = w + off of the 16 columns at j (wk != RMSI_W_NONE), as rmsi_bwd_gn
- * forms it. */
-RMSI_INLINE __m512 rmsi_bwd_wo(const rmsi_bwd_k *k, int64_t j, __mmask16 m, int full, int wk)
-{
-    const rmsnorm_dtype wt = (rmsnorm_dtype)wk;
-    const char *wp = k->w + (size_t)j * rmsi_vsize(wt);
-    return _mm512_add_ps(full ? rmsi_vload(wp, wt) : rmsi_vload_m(wp, wt, m), k->off);
-}
-
-/* rmsi_bwd_gn with the weights of these columns given (wo; unused without). */
-RMSI_INLINE void rmsi_bwd_gn_wo(const rmsi_bwd_row *w, int64_t j, __mmask16 m, int full, __m512 rs,
-                                rmsnorm_dtype t, int wk, __m512 wo, __m512 *dy, __m512 *g, __m512 *n)
-{
-    const size_t sz = rmsi_vsize(t);
-    const char *dyp = w->dy + (size_t)j * sz;
-    const char *xp = w->x + (size_t)j * sz;
-
-    *dy = full ? rmsi_vload(dyp, t) : rmsi_vload_m(dyp, t, m);
-    *n = _mm512_mul_ps(full ? rmsi_vload(xp, t) : rmsi_vload_m(xp, t, m), rs);
-    *g = wk == RMSI_W_NONE ? *dy : _mm512_mul_ps(*dy, wo);
 }
 
 /* rmsi_bwd_out of two rows of one chunk (a[1] right after a[0]) for the 16
