@@ -9,7 +9,9 @@
  * runs a chunk never changes a bit, so dw is identical across runs and thread
  * counts. Threads take contiguous ranges of chunks (rows without dweight),
  * or, in a call of fewer rows than threads, of column segments
- * (simd/bwd_wide.h).
+ * (simd/bwd_wide.h). When every thread has as many rows, the reduction's
+ * column blocks follow the chunks in the same OpenMP region, split over its
+ * threads (rmsi_simd_run_then).
  * The simple bf16 calls' fused sweep keeps a partial's full 32-column blocks
  * in even/odd form (rmsi_bwd_ctx.eo_part); the reduction, or one pass when
  * the partial is dw itself, stores them back in column order.
@@ -274,22 +276,30 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     c.rsv = NULL;
     c.nseg = nseg;
 
-    if (rmsi_simd_wide(rows, cols, nseg, RMSI_SIMD_PARALLEL_MIN)) {
-        run_wide(&c, fn.wide);
+    red_ctx rc;
+    rc.ws = c.ws;
+    rc.dw = a->dweight;
+    rc.cols = cols;
+    rc.nchunks = nchunks;
+    rc.eo = c.eo_part;
+    const int64_t nred = (cols + RED_COLS - 1) / RED_COLS;
+    const int reduce = want_dw && nchunks > 1;
+    const int wide = rmsi_simd_wide(rows, cols, nseg, RMSI_SIMD_PARALLEL_MIN);
+    if (reduce && !wide && rows % c.chunk_rows == 0 && rmsi_simd_even(nchunks)) {
+        /* as many rows a thread. Otherwise the thread that the others wait
+         * for, with the most rows, would also own again the lines of its
+         * partial that another thread read (20x4096 bf16: 19 -> 20.5 us);
+         * one thread reduces after the region, as before. */
+        rmsi_simd_run_then(nchunks, fn.rows, &c, nred, reduce_cols, &rc, rmsi_simd_parallel(rows, cols));
     } else {
-        rmsi_simd_run(want_dw ? nchunks : rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);
+        if (wide)
+            run_wide(&c, fn.wide);
+        else
+            rmsi_simd_run(want_dw ? nchunks : rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);
+        if (reduce)
+            rmsi_simd_run(nred, rmsi_simd_parallel(nchunks, cols), reduce_cols, &rc);
     }
     if (c.eo_part && nchunks == 1)
         eo_to_cols(a->dweight, cols);
-    if (want_dw && nchunks > 1) {
-        red_ctx rc;
-        rc.ws = c.ws;
-        rc.dw = a->dweight;
-        rc.cols = cols;
-        rc.nchunks = nchunks;
-        rc.eo = c.eo_part;
-        rmsi_simd_run((cols + RED_COLS - 1) / RED_COLS, rmsi_simd_parallel(nchunks, cols),
-                      reduce_cols, &rc);
-    }
     return RMSNORM_OK;
 }

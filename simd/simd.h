@@ -57,6 +57,19 @@ int rmsi_simd_parallel(int64_t rows, int64_t cols);
  * call on the calling thread (no OpenMP region at all). */
 void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx);
 
+/* f0 over [0, n0), then f1 over [0, n1) once f0 is done everywhere, one
+ * contiguous range per thread each, in one OpenMP region when parallel. For
+ * a backward's dweight chunks and then their reduction by columns: the
+ * barrier costs less than a second region, and each thread reads only its
+ * share of the others' partials, which a hot call's threads own again at
+ * once when they next write them (docs/perf/cpu.md, session 43). */
+void rmsi_simd_run_then(int64_t n0, rmsi_range_fn f0, const void *c0, int64_t n1, rmsi_range_fn f1,
+                        const void *c1, int parallel);
+
+/* 1 when n items split into equal ranges over the threads a region would
+ * have. */
+int rmsi_simd_even(int64_t n);
+
 /* A kernel's phase (0, 1, ...) over the items [i0, i1) of ctx: a call of a
  * few wide rows, whose items are a row's column segments (simd/wide.h). */
 typedef void (*rmsi_phase_fn)(const void *ctx, int phase, int64_t i0, int64_t i1);

@@ -47,6 +47,33 @@ void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
     }
 }
 
+void rmsi_simd_run_then(int64_t n0, rmsi_range_fn f0, const void *c0, int64_t n1, rmsi_range_fn f1,
+                        const void *c1, int parallel)
+{
+    if (!parallel || omp_get_max_threads() < 2) {
+        f0(c0, 0, n0);
+        f1(c1, 0, n1);
+        return;
+    }
+#pragma omp parallel
+    {
+        int64_t i0, i1;
+        my_range(n0, &i0, &i1);
+        if (i0 < i1)
+            f0(c0, i0, i1);
+        /* f1 reads what f0 stored for other items */
+#pragma omp barrier
+        my_range(n1, &i0, &i1);
+        if (i0 < i1)
+            f1(c1, i0, i1);
+    }
+}
+
+int rmsi_simd_even(int64_t n)
+{
+    return n % omp_get_max_threads() == 0;
+}
+
 int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg, int64_t min_elems)
 {
     if (nseg < 2 || rows >= omp_get_max_threads() || rows > RMSI_WIDE_SLOTS / (nseg + 1))

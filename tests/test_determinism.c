@@ -42,6 +42,10 @@ static const struct {
      * partial read once for two rows; 33 rows end in a chunk of one row,
      * which goes alone */
     {33, 4096, RMSNORM_F32, RMSNORM_ROUND_ONCE, RMST_W_SAME, 0},
+    /* as many full chunks a thread (4 on 2 threads, 7 on 7): avx512 reduces
+     * them by columns over the threads in the rows' region (session 43) */
+    {64, 2048, RMSNORM_BF16, RMSNORM_ROUND_ONCE, RMST_W_SAME, 0},
+    {112, 1100, RMSNORM_F16, RMSNORM_ROUND_ONCE, RMST_W_F32, 1},
 };
 
 static void make_case(size_t i, rmst_bwd_case *c)
