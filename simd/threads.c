@@ -30,6 +30,15 @@ static void my_range(int64_t n, int64_t *i0, int64_t *i1)
     *i1 = *i0 + base + (tid < rem ? 1 : 0);
 }
 
+/* fn over this thread's range of [0, n), inside a region. */
+static void run_mine(int64_t n, rmsi_range_fn fn, const void *ctx)
+{
+    int64_t i0, i1;
+    my_range(n, &i0, &i1);
+    if (i0 < i1)
+        fn(ctx, i0, i1);
+}
+
 void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
 {
     /* one unit of work (a backward with one dweight chunk) would leave the
@@ -39,12 +48,7 @@ void rmsi_simd_run(int64_t n, int parallel, rmsi_range_fn fn, const void *ctx)
         return;
     }
 #pragma omp parallel
-    {
-        int64_t i0, i1;
-        my_range(n, &i0, &i1);
-        if (i0 < i1)
-            fn(ctx, i0, i1);
-    }
+    run_mine(n, fn, ctx);
 }
 
 void rmsi_simd_run_then(int64_t n0, rmsi_range_fn f0, const void *c0, int64_t n1, rmsi_range_fn f1,
@@ -57,15 +61,10 @@ void rmsi_simd_run_then(int64_t n0, rmsi_range_fn f0, const void *c0, int64_t n1
     }
 #pragma omp parallel
     {
-        int64_t i0, i1;
-        my_range(n0, &i0, &i1);
-        if (i0 < i1)
-            f0(c0, i0, i1);
+        run_mine(n0, f0, c0);
         /* f1 reads what f0 stored for other items */
 #pragma omp barrier
-        my_range(n1, &i0, &i1);
-        if (i0 < i1)
-            f1(c1, i0, i1);
+        run_mine(n1, f1, c1);
     }
 }
 
