@@ -47,13 +47,20 @@
         }                                                                                   \
     } while (0)
 
-enum { LD_PLAIN = 0, LD_FIRST = 1 };
-enum { ST_PLAIN = 0, ST_CS = 1, ST_FIRST = 2 };
+enum { LD_PLAIN = 0, LD_FIRST = 1, LD_P256 = 2, LD_P128 = 3, LD_NC = 4 };
+enum { ST_PLAIN = 0, ST_CS = 1, ST_FIRST = 2, ST_LAST = 3 };
 
 __device__ __forceinline__ uint64_t pol_first()
 {
     uint64_t p;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+
+__device__ __forceinline__ uint64_t pol_last()
+{
+    uint64_t p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
     return p;
 }
 
@@ -64,6 +71,14 @@ template <int LD> __device__ __forceinline__ uint4 ld16(const uint4 *p, uint64_t
         asm volatile("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
                      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                      : "l"(p), "l"(pol));
+    else if (LD == LD_P256) /* the L2 fetches the whole 256-byte block a miss falls in */
+        asm volatile("ld.global.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    else if (LD == LD_P128)
+        asm volatile("ld.global.L2::128B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    else if (LD == LD_NC) /* the read-only path, no L1 line kept */
+        asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "l"(p));
     else
         asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
     return v;
@@ -74,7 +89,7 @@ template <int ST> __device__ __forceinline__ void st16(uint4 *p, uint4 v, uint64
     if (ST == ST_CS)
         asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                      : "memory");
-    else if (ST == ST_FIRST)
+    else if (ST == ST_FIRST || ST == ST_LAST)
         asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1,%2,%3,%4}, %5;" ::"l"(p), "r"(v.x), "r"(v.y),
                      "r"(v.z), "r"(v.w), "l"(pol)
                      : "memory");
@@ -88,7 +103,7 @@ template <int ST> __device__ __forceinline__ void st16(uint4 *p, uint4 v, uint64
 template <int T, int U, int LD, int ST>
 __global__ void __launch_bounds__(T) k_ldst(uint4 *__restrict__ dst, const uint4 *__restrict__ src, int64_t n)
 {
-    const uint64_t pol = pol_first();
+    const uint64_t pol = ST == ST_LAST ? pol_last() : pol_first();
     for (int64_t c = blockIdx.x; c * (T * U) < n; c += gridDim.x) {
         const int64_t i = c * (T * U) + threadIdx.x;
         uint4 v[U];
@@ -294,6 +309,16 @@ int main(int argc, char **argv)
     LDST(256, 4, LD_PLAIN, ST_PLAIN, 8);
     LDST(1024, 4, LD_PLAIN, ST_PLAIN, 2);
     LDST(512, 8, LD_PLAIN, ST_PLAIN, 4);
+    /* session 44: the L2's fetch-size hints, the read-only path, and stores
+     * kept in the L2 (evict last) so that its write-backs come later */
+    LDST(256, 1, LD_P256, ST_PLAIN, 0);
+    LDST(256, 2, LD_P256, ST_PLAIN, 0);
+    LDST(512, 4, LD_P256, ST_PLAIN, 0);
+    LDST(256, 1, LD_P128, ST_PLAIN, 0);
+    LDST(256, 1, LD_NC, ST_PLAIN, 0);
+    LDST(512, 4, LD_NC, ST_PLAIN, 0);
+    LDST(256, 1, LD_P256, ST_CS, 0);
+    LDST(256, 1, LD_PLAIN, ST_LAST, 0);
 #define BULK(S, B, PER)                                                                                       \
     if (prop.major >= 9)                                                                                      \
         vs.push_back({std::string("bulk S=") + #S + " B=" + #B + " ctas/sm=" + #PER, 2.0 * bytes, [=]() {       \
