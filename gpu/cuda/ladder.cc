@@ -86,7 +86,7 @@
  *     search and pins found these rules more than 2% behind take a table
  *     of (y, residual, width, rows an SM) -> config, looked up after the
  *     cluster rule and before the lean and register rules of rows that
- *     fit registers (rmsi_fwd_block_table, 17 entries). Threads per row: the balanced width for that many vectors, at least
+ *     fit registers (rmsi_fwd_block_table, 19 entries). Threads per row: the balanced width for that many vectors, at least
  *     128/VEC lanes for the block quantiser; CTAs of >= 128 threads (rows
  *     per CTA for narrow rows). fp8 output: its 4-vector kernels load the
  *     weights after the reduction, a second latency that only many CTAs an
@@ -1122,10 +1122,17 @@ static int rmsi_fwd_lean_fused_narrow(const rmsi_shape *s, rmsi_config *c)
  * - without y, 1024 vectors, 1-32 rows: the lean kernel at 512 threads
  *   without hints (S38-3): 1x8192 2.57 -> 2.45, 2x8192 2.76 -> 2.68,
  *   8x8192 2.96 -> 2.90, 32x8192 3.14 -> 3.10.
- * Not measured: fp16 rows, fp32 weights or w_off != 0 (the unpaired
- *   kernels at the same configs), the ranges' other widths. Left (S38-2):
- *   add + block at 256x5120 (lean, 256 threads: 2.6-3% ahead at 256 rows
- *   only, behind at 200, 330 and 400). */
+ * - add + block, h stored, y or not, 640 vectors at 1.75-1.99 rows an SM:
+ *   the lean kernel at 256 threads with the streaming hints (S44-1; the
+ *   register path's 320 x 2 before), without y 232x5120 5.49 -> 5.44,
+ *   240x5120 5.58 -> 5.48, 256x5120 5.74 -> 5.57, 263x5120 5.81 -> 5.63;
+ *   with y 5.84 -> 5.74, 5.89 -> 5.81, 6.09 -> 5.90, 6.17 -> 5.98; f16
+ *   without y 256x5120 5.84 -> 5.62. Behind at 224 rows (+1.1-1.6%) and
+ *   level at 272 (S38-2: behind at 200 and 280); 264 rows (2.0 an SM)
+ *   would gain 3% too but falls outside the quarter-row bound.
+ * Not measured: fp16 rows (but for the last entry), fp32 weights or w_off
+ *   != 0 (the unpaired kernels at the same configs), the ranges' other
+ *   widths. */
 typedef struct rmsi_block_rule {
     unsigned char yout, res; /* y stored; a residual with h stored */
     short nvec, lo4, hi4;    /* row width; rows an SM in [lo4 / 4, hi4 / 4), hi4 = 0: no bound */
@@ -1154,6 +1161,8 @@ static const rmsi_block_rule rmsi_block_rules[] = {
     {0, 1, 256, 64, 0, 128, 5, 1, 1},    /* from 16 */
     {0, 1, 512, 12, 16, 256, 0, -1, 1},  /* 3-3.9 */
     {1, 1, 512, 12, 16, 256, 0, -1, 1},  /* 3-3.9 */
+    {0, 1, 640, 7, 8, 256, 1, 1, 1},     /* 1.75-1.99 */
+    {1, 1, 640, 7, 8, 256, 1, 1, 1},     /* 1.75-1.99 */
 };
 
 static int rmsi_fwd_block_table(const rmsi_shape *s, rmsi_config *c)
