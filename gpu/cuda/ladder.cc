@@ -72,8 +72,9 @@
  *     vectors per thread,
  *     the weights loaded with the row (stage = 1; 8192 bf16 columns: 64
  *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
- *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too.
- *     Under 4 rows per SM: 1 vector per thread (2 if a row would need more
+ *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too,
+ *     and plain forwards of 256 16-bit vectors at 3.25-32 rows per SM: 2
+ *     vectors of 128 threads (session 44). Under 4 rows per SM: 1 vector per thread (2 if a row would need more
  *     than 512 threads), so a row's latency is spread over the most threads;
  *     from 1 row per SM, rows of 512 or 1024 vectors take 256 threads
  *     instead (plain forward only, the case measured), and below it 16-bit
@@ -1377,6 +1378,19 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
              * 2.00, 64x4096 2.15 -> 2.12, 128x4096 2.39 -> 2.35). One vector
              * of 512 threads had been the rule below since S6; 1024 vectors
              * keep 512 x 2, the search's best at 1x8192 and 32x8192. */
+            nv = 2;
+        else if (!two_mid && s->esz == 2 && nvec == 256 && 4 * s->rows >= 13LL * s->sms && s->rows < 32LL * s->sms)
+            /* 256 16-bit vectors (2048 columns), 3.25 to 32 rows an SM: two
+             * vectors of 128 threads, not one of 256 (under 4 an SM) or four
+             * of 64 with the weights (S44-2, S44-3, rmsnorm-bench, alternated
+             * twice, us): 448x2048 3.00 -> 2.69, 512x2048 3.07 -> 2.79,
+             * 768x2048 3.61 -> 3.33, 1152x2048 4.78 -> 4.33, 1536x2048 5.56
+             * -> 4.63, 2048x2048 6.00 -> 5.75, 4096x2048 10.03 -> 9.62; fp16
+             * alike; level at 384 rows; 0.9-2.5% slower at 896 and 1024
+             * rows (1024x2048 4.07-4.11 -> 4.16-4.17). Taken at 1024 too:
+             * inside torch the 64 x 4 config lost its launch overlap after
+             * a few graphs (4.13 -> 4.79 us), this one did not (4.09-4.15,
+             * Liger 4.16-4.30). Rows of 8192 and more were not timed. */
             nv = 2;
         else if (s->rows < 4LL * s->sms)
             nv = 1;
