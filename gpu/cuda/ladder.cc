@@ -74,8 +74,9 @@
  *     registers, 4 CTAs of 256 per SM; with a residual 80 and 3), except
  *     rows of <= 512 bf16 columns: 2 vectors, weights with the row too,
  *     and plain forwards of 256 16-bit vectors at 3.25-32 rows per SM: 2
- *     vectors of 128 threads (session 44). Under 4 rows per SM: 1 vector per thread (2 if a row would need more
- *     than 512 threads), so a row's latency is spread over the most threads;
+ *     vectors of 128 threads (session 44). Under 4 rows per SM: 1 vector
+ *     per thread (2 if a row would need more than 512 threads), so a row's
+ *     latency is spread over the most threads;
  *     from 1 row per SM, rows of 512 or 1024 vectors take 256 threads
  *     instead (plain forward only, the case measured), and below it 16-bit
  *     rows of 512 vectors too (session 30); fused adds of 512 16-bit

@@ -471,6 +471,14 @@ int main()
     check_fwd_shape(395, 512, RMSI_Q_NONE, 0, 32, 4, 2);
     check_fwd_shape(396, 512, RMSI_Q_NONE, 0, 64, 1, 1);
     check_fwd_shape(256, 512, RMSI_Q_NONE, 1, 64, 1, 1); /* fused add: not measured, unchanged */
+    /* plain forwards of 256 16-bit vectors at 3.25-32 rows an SM: two
+     * vectors of 128 threads (S44); one of 256 below, four of 64 above */
+    check_fwd_shape(428, 2048, RMSI_Q_NONE, 0, 256, 1, 1);
+    check_fwd_shape(429, 2048, RMSI_Q_NONE, 0, 128, 1, 2);
+    check_fwd_shape(1024, 2048, RMSI_Q_NONE, 0, 128, 1, 2);
+    check_fwd_shape(4223, 2048, RMSI_Q_NONE, 0, 128, 1, 2);
+    check_fwd_shape(4224, 2048, RMSI_Q_NONE, 0, 64, 1, 4);
+    check_fwd_shape_esz(1024, 1024, 4, RMSI_Q_NONE, 0, 64, 1, 4); /* fp32 rows of 256 vectors: not measured */
     /* the two-row CTAs of 512 vectors are left to fp32 rows of 2048 columns:
      * 16-bit rows of 4096 take the lean kernel there since session 29 */
     check_fwd_shape_esz(32768, 2048, 4, RMSI_Q_NONE, 0, 128, 2, 4);
@@ -534,6 +542,17 @@ int main()
     check_fwd_block(395, 8192, 1, 0, -1, 512, 2, 0);
     check_fwd_block(396, 8192, 1, 0, 2, 256, 0, 5);
     check_fwd_block(396, 2048, 1, 0, -1, 256, 1, 0); /* 256 vectors with y: from 7 rows an SM */
+    /* add + block, h stored, y or not, 640 vectors at 1.75-1.99 rows an SM:
+     * the lean kernel at 256 threads, cache = 1 (S44); the register path's
+     * 320 x 2 on either side */
+    check_fwd_block(230, 5120, 0, 1, -1, 320, 2, 0);
+    check_fwd_block(231, 5120, 0, 1, 1, 256, 0, 1);
+    check_fwd_block(263, 5120, 0, 1, 1, 256, 0, 1);
+    check_fwd_block(264, 5120, 0, 1, -1, 320, 2, 0);
+    check_fwd_block(230, 5120, 1, 1, -1, 320, 2, 0);
+    check_fwd_block(231, 5120, 1, 1, 1, 256, 0, 1);
+    check_fwd_block(263, 5120, 1, 1, 1, 256, 0, 1);
+    check_fwd_block(264, 5120, 1, 1, -1, 320, 2, 0);
     /* without y: 1024 vectors at 1-32 rows, the lean kernel at 512 threads
      * without hints; 64 vectors from 372 rows an SM, 16 threads of 4 vectors,
      * 16 rows a CTA (S38-3) */
