@@ -4,13 +4,17 @@
 #    16-byte multi-pass kernel must load with LDG.E.128 (16-byte vectors);
 #  - no register-cached kernel may touch local memory (LDL/STL: spills or an
 #    array indexed at run time).
-# Prints one line per kernel. Needs cuobjdump (CUDA toolkit, or $CUOBJDUMP);
-# without one it says so and passes, since the compile itself succeeded.
+# Prints one line per kernel. Needs cuobjdump (CUDA toolkit, $CUOBJDUMP, or
+# tools/cudatools.sh's cache); without one it says so and passes, since the
+# compile itself succeeded.
 set -eu
 so=$1
 dump=${CUOBJDUMP:-}
 if [ -z "$dump" ]; then
-    for c in cuobjdump /usr/local/cuda/bin/cuobjdump; do
+    # tools/cudatools.sh's cache too: there once check.sh has run, so that a
+    # plain `ninja cuda-check` does not skip the gate where the toolkit lacks it
+    cache=${CUDATOOLS_DIR:-${HOME:-/tmp}/.cache/librmsnorm/cudatools}
+    for c in cuobjdump /usr/local/cuda/bin/cuobjdump $(find "$cache" -name cuobjdump -type f 2>/dev/null | head -1); do
         if command -v "$c" >/dev/null 2>&1; then dump=$c; break; fi
     done
 fi
