@@ -12,8 +12,18 @@
 # ';'-separated RMSNORM_CUDA_CONFIG of PIN_CONFIGS, RMST_PIN_SWEEP=1, plus
 # memcheck of test_hand under each), ncu (bench/ncu_probe.py under Nsight
 # Compute, NCU_ARGS; torch.compile's generated code in ncu_err.txt). Needs build/devrun (gpu/stage_device.sh)
-# carried; everything is logged under $OUT.
+# carried; everything is logged under $OUT. NEED_GPU=H200 (a substring of
+# nvidia-smi's name) runs nothing on another card: the device tool may lend
+# an H100 for an H200 call (session 45), and numbers meant for the H200's
+# targets would then only cost device time.
 set -u
+if [ -n "${NEED_GPU:-}" ]; then
+  name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  case "$name" in
+    *"$NEED_GPU"*) ;;
+    *) echo "device_session: '$name' is not a $NEED_GPU: nothing run"; exit 0 ;;
+  esac
+fi
 D=$PWD/build/devrun
 export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
 export RMSNORM_PLUGIN_PATH=$D/lib
