@@ -263,8 +263,7 @@ __device__ __forceinline__ void rmsi_st_l1_last(uint4 *p, uint4 v)
  * rmsnorm-bench, old / new: 824.7 -> 818.9, block fp8 with y 501.6 -> 492.9. */
 __device__ __forceinline__ void rmsi_st_scale(float *p, float v)
 {
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    const uint64_t pol = rmsi_l2_policy(RMSI_L2_LAST);
     asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");
 }
 /* cp.async.cg (sm_80+): a 16-byte global -> shared copy that completes in the
