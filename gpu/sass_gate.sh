@@ -4,19 +4,19 @@
 #    16-byte multi-pass kernel must load with LDG.E.128 (16-byte vectors);
 #  - no register-cached kernel may touch local memory (LDL/STL: spills or an
 #    array indexed at run time).
-# Prints one line per kernel. Needs cuobjdump (CUDA toolkit, $CUOBJDUMP, or
-# tools/cudatools.sh's cache); without one it says so and passes, since the
-# compile itself succeeded.
+# Prints one line per kernel. Needs cuobjdump ($CUOBJDUMP, or where
+# `tools/cudatools.sh --no-install` finds it: the toolkit or that script's
+# cache); without one it says so and passes, since the compile itself
+# succeeded.
 set -eu
 so=$1
 dump=${CUOBJDUMP:-}
 if [ -z "$dump" ]; then
-    # tools/cudatools.sh's cache too: there once check.sh has run, so that a
-    # plain `ninja cuda-check` does not skip the gate where the toolkit lacks it
-    cache=${CUDATOOLS_DIR:-${HOME:-/tmp}/.cache/librmsnorm/cudatools}
-    for c in cuobjdump /usr/local/cuda/bin/cuobjdump $(find "$cache" -name cuobjdump -type f 2>/dev/null | head -1); do
-        if command -v "$c" >/dev/null 2>&1; then dump=$c; break; fi
-    done
+    # the cache too, where check.sh installed the tools, so that a plain
+    # `ninja cuda-check` does not skip the gate where the toolkit lacks them
+    if d=$("$(dirname "$0")/../tools/cudatools.sh" --no-install); then
+        dump=$d/cuobjdump
+    fi
 fi
 if [ -z "$dump" ]; then
     echo "sass_gate: SKIP, no cuobjdump (set CUOBJDUMP)"
