@@ -1,5 +1,5 @@
 #!/bin/sh
-# Where the CUDA ladder's forward configs differ between a commit and the
+# Where the CUDA ladder's forward and backward configs differ between a commit and the
 # working tree, without a GPU: both ladders (gpu/cuda/ladder.cc with the
 # config text and headers of each side) dump the grid of
 # gpu/cuda/ladder_dump.cc, and the differing shapes are counted by kind and

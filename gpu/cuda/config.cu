@@ -76,6 +76,7 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     s->f16 = dtype == RMSNORM_F16;
     s->hout = 0;
     s->yout = 1;
+    s->hbm_sm = rmsi_cuda_hbm_gbps_per_sm();
     return s->sms > 0 ? 0 : -1;
 }
 

@@ -15,6 +15,8 @@ int rmsi_cuda_smem_sm(void);
 int rmsi_cuda_cluster(void);
 /* The L2's size of the current device (bytes; 0 unknown). */
 int rmsi_cuda_l2_bytes(void);
+/* Peak HBM GB/s per SM from the memory clock and bus width (0: unknown). */
+int rmsi_cuda_hbm_gbps_per_sm(void);
 /* 1: the backward drops its dw partial rows from L2 once summed (unless
  * RMSNORM_CUDA_L2_DISCARD=0 in the environment at the first call). */
 int rmsi_cuda_l2_discard(void);

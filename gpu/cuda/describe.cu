@@ -27,10 +27,12 @@ rmsnorm_status rmsi_cuda_describe(char *buf, size_t n)
         (void)cudaGetLastError();
         return RMSNORM_ERR_DEVICE;
     }
-    w = snprintf(buf, n, "%s, cc %d.%d, %d SMs, %.0f MB L2, %.1f GiB, CUDA driver %d.%d, runtime %d.%d",
+    /* the HBM figure is the ladder's input (gpu/cuda/ladder.cc, rmsi_bwd_slow_hbm) */
+    w = snprintf(buf, n, "%s, cc %d.%d, %d SMs, %.0f MB L2, %.1f GiB, %d GB/s HBM an SM, CUDA driver %d.%d, "
+                 "runtime %d.%d",
                  prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1e6,
-                 (double)prop.totalGlobalMem / (double)(1ull << 30), drv / 1000, (drv % 1000) / 10,
-                 rt / 1000, (rt % 1000) / 10);
+                 (double)prop.totalGlobalMem / (double)(1ull << 30), rmsi_cuda_hbm_gbps_per_sm(), drv / 1000,
+                 (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10);
     return w < 0 ? RMSNORM_ERR_DEVICE : RMSNORM_OK;
 }
 

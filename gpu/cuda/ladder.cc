@@ -372,6 +372,38 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
            s->rows < 16LL * s->sms;
 }
 
+/* Backward, bf16 rows of 256, 512, 640 or 1024 vectors without a residual
+ * gradient, from 62 rows an SM (124 at 640), on a device with less HBM bandwidth an SM
+ * than the H200 the lean rules below were measured on (under 28 GB/s an SM:
+ * the H100 SXM's 25; the H200's 31): the 80-register staged kernel without
+ * the lean rules, 2 vectors a thread (4 at 1024 vectors, 256 threads), at
+ * every such row count. What the lean kernel buys on the H200, more CTAs an
+ * SM and so more bytes in flight, an H100 does not need, and there it lost.
+ * S47-3 on an H100 (rmsnorm-bench, pinned against the ladder, alternated
+ * twice, us): 16384x2048 75.1 -> 71.9, 32768x2048 149.0 -> 137.2, 65536x2048
+ * 290.9 -> 274.3 (the lean bit alone), 8192x4096 72.8 -> 71.7, 16384x4096
+ * 149.9 -> 136.7, 32768x4096 291.0 -> 267.7, 65536x4096 566.5 -> 536.2 (2
+ * vectors for 4), 16384x5120 183.3 -> 172.7, 32768x5120 357.7 -> 338.6,
+ * 65536x5120 693.5 -> 680.1, 8192x8192 150.5 -> 145.4, 16384x8192 290.4 ->
+ * 283.9, 32768x8192 566.9 -> 555.1; 8192x2048 level (39.2 against 39.3),
+ * 65536x8192 unchanged (its 4-vector config). S47-4, another H100, the rule
+ * against the old ladder (plugin against plugin, alternated twice) agreed:
+ * 1.02-1.11x at those cells, and 8192x5120 came out 1.1% slower, so rows of
+ * 640 vectors wait for 124 rows an SM. At 31 rows an SM the lean rules
+ * still won on the H100 (4096x2048 22.8 against 23.7, 4096x5120 47.3 against
+ * 48.7, 4096x8192 74.3 against 75.0), so they stay there. The bandwidth
+ * comes from the memory clock and bus width the driver reports; where it
+ * reports none (hbm_sm 0) the H200's rules apply. */
+static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || s->hbm_sm <= 0 || s->hbm_sm >= 28)
+        return 0;
+    if (nvec == 640) /* 8192x5120: 3% faster in S47-3, 1.1% slower in S47-4 */
+        return s->rows >= 124LL * s->sms;
+    return (nvec == 256 || nvec == 512 || nvec == 1024) && s->rows >= 62LL * s->sms;
+}
+
 /* Backward, bf16 rows of 256 or 512 vectors (2048 or 4096 columns), no
  * residual gradient, at mid row counts: the lean staged kernel (64
  * registers, 4 CTAs of 256 threads an SM) with clusters of 2, whose dw sum
@@ -418,7 +450,8 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
     const int64_t nvec = rmsi_nvec(s);
     rmsi_config m = *c;
     m.cl = 2;
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || c->path != RMSI_PATH_REG)
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || !s->cluster || c->path != RMSI_PATH_REG ||
+        rmsi_bwd_slow_hbm(s))
         return;
     if (nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 31LL * s->sms) {
         m.tpr = 256;
@@ -1446,6 +1479,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.cache = 0;
         if (rmsi_bwd_lean_many(s))
             nv = 2;
+        if (rmsi_bwd_slow_hbm(s))
+            nv = nvec == 1024 ? 4 : 2;
     } else {
         nv = rmsi_bwd_mid512(s) ? 4 : 2;
         if (s->esz == 2 && nvec >= 64 && nvec <= 512 && s->rows < 10LL * s->sms &&
@@ -1505,7 +1540,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
          * (-0.6% to +1.3%, S18-5). */
         c.cl = 2;
     if (!fwd && c.path == RMSI_PATH_REG && c.nv == 2 && c.stage && !s->res && s->esz == 2 && !s->f16 &&
-        (s->rows >= 48LL * s->sms || (c.tpr == 256 && s->rows >= 31LL * s->sms))) {
+        !rmsi_bwd_slow_hbm(s) && (s->rows >= 48LL * s->sms || (c.tpr == 256 && s->rows >= 31LL * s->sms))) {
         /* The 64-register staged kernel (lean): 4 CTAs of 256 threads an SM
          * instead of 3, more CTAs of 128 (S16-2, rmsnorm-bench, against the
          * 80-register kernel, alternated twice, us: 8192x2048 32.87 ->

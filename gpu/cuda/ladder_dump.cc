@@ -1,12 +1,15 @@
 /*
- * ladder-dump: the ladder's forward config for every shape of a fixed grid
- * on an H200 (132 SMs), one line a shape, so that two commits' ladders can
- * be compared without a GPU (tools/ladder_diff.sh). The grid: 16-bit (bf16
- * and fp16) and fp32 rows, every quant mode, with and without a residual
- * (h stored or not) and y (optional with fp8 output only), 24 row counts
- * (the rules' bounds at 132 SMs and their neighbours), every multiple of
- * 128 columns to 32768. Row counts given as arguments replace the 24, for
- * a look at shapes the grid leaves out (ladder-dump 400 528).
+ * ladder-dump: the ladder's forward and backward config for every shape of a
+ * fixed grid on an H200 (132 SMs), one line a shape, so that two commits'
+ * ladders can be compared without a GPU (tools/ladder_diff.sh). The grid:
+ * 16-bit (bf16 and fp16) and fp32 rows; forward with every quant mode, with
+ * and without a residual (h stored or not) and y (optional with fp8 output
+ * only); backward (kind "bwd...", q0 h0 y0) with and without a residual
+ * gradient; 24 row counts (the rules' bounds at 132 SMs and their
+ * neighbours), every multiple of 128 columns to 32768. Row counts given as
+ * arguments replace the 24, for a look at shapes the grid leaves out
+ * (ladder-dump 400 528). The H200's HBM bandwidth is the shape's default
+ * (hbm_sm 0), so the backward lines are its rules.
  */
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +60,24 @@ int main(int argc, char **argv)
                                                 text);
                                     n++;
                                 }
+    for (int esz = 2; esz <= 4; esz += 2)
+        for (int f16 = 0; f16 <= (esz == 2); f16++)
+            for (int res = 0; res <= 1; res++)
+                for (long long r : rows)
+                    for (long long cols = 128; cols <= 32768; cols += 128) {
+                        rmsi_shape s = h200_shape(RMSI_OP_BWD, r, cols, esz, RMSI_Q_NONE, res);
+                        s.f16 = f16;
+                        s.hout = 0;
+                        s.yout = 0;
+                        rmsi_config c;
+                        char text[RMSI_CONFIG_TEXT];
+                        rmsi_ladder(&s, &c);
+                        if (rmsi_config_format(&c, text, sizeof text) != 0)
+                            return 1;
+                        std::printf("bwd%s q0 res%d h0 y0 %lldx%lld %s\n", esz == 4 ? "f32" : (f16 ? "f16" : "bf16"),
+                                    res, r, cols, text);
+                        n++;
+                    }
     std::fprintf(stderr, "ladder-dump: %ld shapes\n", n);
     return 0;
 }

@@ -80,7 +80,7 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     rmsi_fwd_params_of(a, &p, &vec_ok);
     rmsi_shape s = {RMSI_OP_FWD, rows, cols, (int)esz, vec_ok, p.quant, rmsi_cuda_sms(), p.res != nullptr,
                     rmsi_cuda_smem_optin(), rmsi_cuda_cluster(), dtype == RMSI_T_F16, p.h != nullptr,
-                    p.y != nullptr};
+                    p.y != nullptr, rmsi_cuda_hbm_gbps_per_sm()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, nullptr);
@@ -113,7 +113,8 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     }
     rmsi_bwd_params_of(a, &p, &vec_ok);
     rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), p.dres != nullptr,
-                    rmsi_cuda_smem_optin(), rmsi_cuda_cluster(), dtype == RMSI_T_F16, 0, 0};
+                    rmsi_cuda_smem_optin(), rmsi_cuda_cluster(), dtype == RMSI_T_F16, 0, 0,
+                    rmsi_cuda_hbm_gbps_per_sm()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, &occ);

@@ -66,6 +66,19 @@ int rmsi_cuda_cluster(void)
 }
 
 static int rmsi_l2_cache[RMSI_MAX_DEVICES];
+static int rmsi_memclk_cache[RMSI_MAX_DEVICES];
+static int rmsi_bus_cache[RMSI_MAX_DEVICES];
+
+int rmsi_cuda_hbm_gbps_per_sm(void)
+{
+    /* peak: two transfers a memory clock (kHz) over the bus (bits) */
+    const int64_t khz = rmsi_cuda_attr(rmsi_memclk_cache, cudaDevAttrMemoryClockRate);
+    const int64_t bits = rmsi_cuda_attr(rmsi_bus_cache, cudaDevAttrGlobalMemoryBusWidth);
+    const int64_t sms = rmsi_cuda_sms();
+    if (khz <= 0 || bits <= 0 || sms <= 0)
+        return 0;
+    return (int)(2 * khz * (bits / 8) / 1000000 / sms);
+}
 
 int rmsi_cuda_l2_bytes(void)
 {

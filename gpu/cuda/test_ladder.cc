@@ -353,6 +353,35 @@ int main()
     for (const auto &k : bwd30)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, k.path, k.tpr, k.nv, k.lean, k.cl);
 
+    /* S47-3: on an H100-class device (under 28 GB/s of HBM an SM) many bf16
+     * rows without a residual gradient leave the lean rules from 62 rows an
+     * SM (124 at 640 vectors): rows, cols, HBM GB/s an SM, then tpr, nv, lean, cl. 0 GB/s
+     * (unknown) and the H200's 31 keep the lean configs; fp16, a residual
+     * gradient and 31 rows an SM are not touched. */
+    static const struct {
+        int64_t rows, cols;
+        int hbm, res, f16, tpr, nv, lean, cl;
+    } hbm47[] = {
+        {16384, 2048, 25, 0, 0, 128, 2, 0, 2},  {32768, 4096, 25, 0, 0, 256, 2, 0, 1},
+        {65536, 4096, 25, 0, 0, 256, 2, 0, 1},  {16368, 5120, 25, 0, 0, 320, 2, 0, 1}, {16367, 5120, 25, 0, 0, 320, 2, 1, 1},
+        {65536, 5120, 25, 0, 0, 320, 2, 0, 1},  {32768, 8192, 25, 0, 0, 256, 4, 0, 1},
+        {8183, 8192, 25, 0, 0, 512, 2, 1, 2},   {4096, 2048, 25, 0, 0, 128, 2, 1, 2},
+        {32768, 4096, 0, 0, 0, 256, 2, 1, 2},   {32768, 4096, 31, 0, 0, 256, 2, 1, 2},
+        {32768, 8192, 31, 0, 0, 512, 2, 1, 2},  {16384, 4096, 25, 1, 0, 128, 4, 0, 2},
+        {16384, 4096, 25, 0, 1, 128, 4, 0, 2},
+    };
+    for (const auto &k : hbm47) {
+        rmsi_shape s = h200_bwd(k.rows, k.cols, 1, k.res, k.f16);
+        rmsi_config c;
+        s.hbm_sm = k.hbm;
+        rmsi_ladder(&s, &c);
+        CHECK(c.path == RMSI_PATH_REG && c.tpr == k.tpr && c.nv == k.nv && c.lean == k.lean && c.cl == k.cl &&
+                  rmsi_config_valid(&s, &c),
+              "bwd HBM rule %lldx%lld %d GB/s res %d f16 %d: tpr %d nv %d lean %d cl %d, expected %d %d %d %d",
+              (long long)k.rows, (long long)k.cols, k.hbm, k.res, k.f16, c.tpr, c.nv, c.lean, c.cl, k.tpr, k.nv,
+              k.lean, k.cl);
+    }
+
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
     check_bwd(4096, 4096, 1, 2, 4, 528, 256, 1);  /* lean: 4 CTAs an SM, 264 partial rows */
