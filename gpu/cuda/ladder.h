@@ -19,7 +19,7 @@ typedef struct rmsi_shape {
     int f16;         /* 16-bit rows are fp16, not bf16 (the backward's lean kernel is bf16's) */
     int hout;        /* forward with a residual: h is stored (h_out given) */
     int yout;        /* forward: y is stored (always without fp8 output; optional with it) */
-    int hbm_sm;      /* peak HBM GB/s per SM (0: unknown, taken as the H200's 31) */
+    int hbm_sm;      /* peak HBM GB/s per SM (0: unknown: the H200's rules) */
 } rmsi_shape;
 
 void rmsi_ladder(const rmsi_shape *s, rmsi_config *out);
