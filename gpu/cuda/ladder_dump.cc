@@ -21,6 +21,20 @@
  * an older commit's ladder */
 #include "h200_shape.h"
 
+/* One line: kind (prefix, dtype) q res h y RxC config; 1 if the config text
+ * does not fit. */
+static int print_config(const rmsi_shape *s, const char *prefix)
+{
+    rmsi_config c;
+    char text[RMSI_CONFIG_TEXT];
+    rmsi_ladder(s, &c);
+    if (rmsi_config_format(&c, text, sizeof text) != 0)
+        return 1;
+    std::printf("%s%s q%d res%d h%d y%d %lldx%lld %s\n", prefix, s->esz == 4 ? "f32" : (s->f16 ? "f16" : "bf16"),
+                s->quant, s->res, s->hout, s->yout, (long long)s->rows, (long long)s->cols, text);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const long long grid[] = {1,    2,    8,    32,   64,   128,  132,  256,   264,   512,   1024,  1056,
@@ -50,14 +64,8 @@ int main(int argc, char **argv)
                                     s.f16 = f16;
                                     s.hout = hout;
                                     s.yout = yout;
-                                    rmsi_config c;
-                                    char text[RMSI_CONFIG_TEXT];
-                                    rmsi_ladder(&s, &c);
-                                    if (rmsi_config_format(&c, text, sizeof text) != 0)
+                                    if (print_config(&s, "") != 0)
                                         return 1;
-                                    std::printf("%s%s q%d res%d h%d y%d %lldx%lld %s\n", esz == 4 ? "f32" : "",
-                                                esz == 2 ? (f16 ? "f16" : "bf16") : "", q, res, hout, yout, r, cols,
-                                                text);
                                     n++;
                                 }
     for (int esz = 2; esz <= 4; esz += 2)
@@ -69,13 +77,8 @@ int main(int argc, char **argv)
                         s.f16 = f16;
                         s.hout = 0;
                         s.yout = 0;
-                        rmsi_config c;
-                        char text[RMSI_CONFIG_TEXT];
-                        rmsi_ladder(&s, &c);
-                        if (rmsi_config_format(&c, text, sizeof text) != 0)
+                        if (print_config(&s, "bwd") != 0)
                             return 1;
-                        std::printf("bwd%s q0 res%d h0 y0 %lldx%lld %s\n", esz == 4 ? "f32" : (f16 ? "f16" : "bf16"),
-                                    res, r, cols, text);
                         n++;
                     }
     std::fprintf(stderr, "ladder-dump: %ld shapes\n", n);

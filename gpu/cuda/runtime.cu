@@ -21,10 +21,11 @@ static rmsnorm_status rmsi_cuda_err(cudaError_t e)
     return RMSNORM_ERR_DEVICE;
 }
 
-/* A device attribute of the current device, cached per device (0 on error). */
-static int rmsi_cuda_attr(int *cache, cudaDeviceAttr attr)
+/* A value of the current device, get(dev, arg), cached per device (0 on
+ * error, and not cached). */
+static int rmsi_cuda_cached(int *cache, int (*get)(int dev, int arg), int arg)
 {
-    int dev = 0, v = 0;
+    int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
@@ -32,13 +33,26 @@ static int rmsi_cuda_attr(int *cache, cudaDeviceAttr attr)
     /* A benign race: every writer stores the same value for a device. */
     if (dev >= 0 && dev < RMSI_MAX_DEVICES && __atomic_load_n(&cache[dev], __ATOMIC_RELAXED) > 0)
         return __atomic_load_n(&cache[dev], __ATOMIC_RELAXED);
-    if (cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) {
+    const int v = get(dev, arg);
+    if (v > 0 && dev >= 0 && dev < RMSI_MAX_DEVICES)
+        __atomic_store_n(&cache[dev], v, __ATOMIC_RELAXED);
+    return v;
+}
+
+static int rmsi_attr_of(int dev, int attr)
+{
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, (cudaDeviceAttr)attr, dev) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
-    if (dev >= 0 && dev < RMSI_MAX_DEVICES)
-        __atomic_store_n(&cache[dev], v, __ATOMIC_RELAXED);
     return v;
+}
+
+/* A device attribute of the current device, cached per device (0 on error). */
+static int rmsi_cuda_attr(int *cache, cudaDeviceAttr attr)
+{
+    return rmsi_cuda_cached(cache, rmsi_attr_of, (int)attr);
 }
 
 int rmsi_cuda_sms(void)
@@ -66,18 +80,25 @@ int rmsi_cuda_cluster(void)
 }
 
 static int rmsi_l2_cache[RMSI_MAX_DEVICES];
-static int rmsi_memclk_cache[RMSI_MAX_DEVICES];
-static int rmsi_bus_cache[RMSI_MAX_DEVICES];
+static int rmsi_hbm_cache[RMSI_MAX_DEVICES];
 
-int rmsi_cuda_hbm_gbps_per_sm(void)
+/* peak: two transfers a memory clock (kHz) over the bus (bits), over the SMs */
+static int rmsi_hbm_of(int dev, int unused)
 {
-    /* peak: two transfers a memory clock (kHz) over the bus (bits) */
-    const int64_t khz = rmsi_cuda_attr(rmsi_memclk_cache, cudaDevAttrMemoryClockRate);
-    const int64_t bits = rmsi_cuda_attr(rmsi_bus_cache, cudaDevAttrGlobalMemoryBusWidth);
-    const int64_t sms = rmsi_cuda_sms();
+    (void)unused;
+    const int64_t khz = rmsi_attr_of(dev, cudaDevAttrMemoryClockRate);
+    const int64_t bits = rmsi_attr_of(dev, cudaDevAttrGlobalMemoryBusWidth);
+    const int64_t sms = rmsi_attr_of(dev, cudaDevAttrMultiProcessorCount);
     if (khz <= 0 || bits <= 0 || sms <= 0)
         return 0;
     return (int)(2 * khz * (bits / 8) / 1000000 / sms);
+}
+
+/* Every forward and backward call asks (the ladder's shape): the figure is
+ * cached, not the three attributes it comes from. */
+int rmsi_cuda_hbm_gbps_per_sm(void)
+{
+    return rmsi_cuda_cached(rmsi_hbm_cache, rmsi_hbm_of, 0);
 }
 
 int rmsi_cuda_l2_bytes(void)

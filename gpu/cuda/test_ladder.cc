@@ -302,16 +302,22 @@ static void check_bwd_lean(int64_t rows, int64_t cols, int res, int f16, int lea
     CHECK(!f16 || !rmsi_config_valid(&s, &c), "bwd lean=1 valid for fp16 %lldx%lld", (long long)rows, (long long)cols);
 }
 
-/* A backward config's path, threads a row, vectors, lean bit and cluster. */
-static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path, int tpr, int nv, int lean, int cl)
+/* A backward config's path, threads a row, vectors, lean bit and cluster,
+ * on a device of hbm GB/s of HBM an SM (0: unknown, the H200's rules); the
+ * config must also be valid for the shape. */
+static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path, int tpr, int nv, int lean, int cl,
+                          int hbm = 0)
 {
-    const rmsi_shape s = h200_bwd(rows, cols, 1, res, f16);
+    rmsi_shape s = h200_bwd(rows, cols, 1, res, f16);
     rmsi_config c;
+    s.hbm_sm = hbm;
     rmsi_ladder(&s, &c);
-    CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == nv) && c.lean == lean && c.cl == cl,
-          "bwd rule %lldx%lld res %d f16 %d: path %d tpr %d nv %d lean %d cl %d, expected path %d tpr %d nv %d "
-          "lean %d cl %d",
-          (long long)rows, (long long)cols, res, f16, c.path, c.tpr, c.nv, c.lean, c.cl, path, tpr, nv, lean, cl);
+    CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == nv) && c.lean == lean &&
+              c.cl == cl && rmsi_config_valid(&s, &c),
+          "bwd rule %lldx%lld res %d f16 %d, %d GB/s an SM: path %d tpr %d nv %d lean %d cl %d, expected path %d "
+          "tpr %d nv %d lean %d cl %d",
+          (long long)rows, (long long)cols, res, f16, hbm, c.path, c.tpr, c.nv, c.lean, c.cl, path, tpr, nv, lean,
+          cl);
 }
 
 int main()
@@ -362,25 +368,16 @@ int main()
         int64_t rows, cols;
         int hbm, res, f16, tpr, nv, lean, cl;
     } hbm47[] = {
-        {16384, 2048, 25, 0, 0, 128, 2, 0, 2},  {32768, 4096, 25, 0, 0, 256, 2, 0, 1},
-        {65536, 4096, 25, 0, 0, 256, 2, 0, 1},  {16368, 5120, 25, 0, 0, 320, 2, 0, 1}, {16367, 5120, 25, 0, 0, 320, 2, 1, 1},
-        {65536, 5120, 25, 0, 0, 320, 2, 0, 1},  {32768, 8192, 25, 0, 0, 256, 4, 0, 1},
-        {8183, 8192, 25, 0, 0, 512, 2, 1, 2},   {4096, 2048, 25, 0, 0, 128, 2, 1, 2},
-        {32768, 4096, 0, 0, 0, 256, 2, 1, 2},   {32768, 4096, 31, 0, 0, 256, 2, 1, 2},
-        {32768, 8192, 37, 0, 0, 512, 2, 1, 2},  {16384, 4096, 25, 1, 0, 128, 4, 0, 2},
-        {16384, 4096, 25, 0, 1, 128, 4, 0, 2},
+        {16384, 2048, 25, 0, 0, 128, 2, 0, 2}, {32768, 4096, 25, 0, 0, 256, 2, 0, 1},
+        {65536, 4096, 25, 0, 0, 256, 2, 0, 1}, {16368, 5120, 25, 0, 0, 320, 2, 0, 1},
+        {16367, 5120, 25, 0, 0, 320, 2, 1, 1}, {65536, 5120, 25, 0, 0, 320, 2, 0, 1},
+        {32768, 8192, 25, 0, 0, 256, 4, 0, 1}, {8183, 8192, 25, 0, 0, 512, 2, 1, 2},
+        {4096, 2048, 25, 0, 0, 128, 2, 1, 2},  {32768, 4096, 0, 0, 0, 256, 2, 1, 2},
+        {32768, 4096, 31, 0, 0, 256, 2, 1, 2}, {32768, 8192, 37, 0, 0, 512, 2, 1, 2},
+        {16384, 4096, 25, 1, 0, 128, 4, 0, 2}, {16384, 4096, 25, 0, 1, 128, 4, 0, 2},
     };
-    for (const auto &k : hbm47) {
-        rmsi_shape s = h200_bwd(k.rows, k.cols, 1, k.res, k.f16);
-        rmsi_config c;
-        s.hbm_sm = k.hbm;
-        rmsi_ladder(&s, &c);
-        CHECK(c.path == RMSI_PATH_REG && c.tpr == k.tpr && c.nv == k.nv && c.lean == k.lean && c.cl == k.cl &&
-                  rmsi_config_valid(&s, &c),
-              "bwd HBM rule %lldx%lld %d GB/s res %d f16 %d: tpr %d nv %d lean %d cl %d, expected %d %d %d %d",
-              (long long)k.rows, (long long)k.cols, k.hbm, k.res, k.f16, c.tpr, c.nv, c.lean, c.cl, k.tpr, k.nv,
-              k.lean, k.cl);
-    }
+    for (const auto &k : hbm47)
+        check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm);
 
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
