@@ -28,6 +28,9 @@ import sys
 # search's own ladder text is the op's (the describe hook knows backward)
 OPS = {
     "bwd": (None, "backward"),
+    # the describe hook prints the plain backward's config for it, but the
+    # search times (and set_sweep.py's "ladder" runs) the op's own
+    "bwd_dres": (None, "backward-res"),
     "fwd": ("bf16 q0 res0 h0 y1", "forward"),
     "fused": ("bf16 q0 res1 h1 y1", "fused-add"),
     "addq_block": ("bf16 q3 res1 h1 y1", "add-quant-block+y"),

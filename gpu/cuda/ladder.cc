@@ -373,7 +373,7 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
 }
 
 /* Backward, bf16 rows of 256, 512, 640 or 1024 vectors without a residual
- * gradient, from 62 rows an SM (124 at 640), on a device with less HBM bandwidth an SM
+ * gradient (with one, see below), from 62 rows an SM (124 at 640), on a device with less HBM bandwidth an SM
  * than the H200 the lean rules below were measured on (under 28 GB/s an SM:
  * the H100 SXM's 25; the H200's about 37, six 1024-bit HBM3e stacks at 3201
  * MHz, not read from its driver yet): the 80-register staged kernel without
@@ -394,12 +394,29 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
  * still won on the H100 (4096x2048 22.8 against 23.7, 4096x5120 47.3 against
  * 48.7, 4096x8192 74.3 against 75.0), so they stay there. The bandwidth
  * comes from the memory clock and bus width the driver reports; where it
- * reports none (hbm_sm 0) the H200's rules apply. */
+ * reports none (hbm_sm 0) the H200's rules apply.
+ * With a residual gradient (a third 16-bit stream) only rows of 640 vectors
+ * (5120 columns) move: from 16 rows an SM, where the ladder gives 4 vectors
+ * of 160 threads, 2 of 320. S48-3 on an H100 (rmsnorm-bench, `tpr=320`
+ * pinned against the ladder, alternated twice, us): 4096x5120 65.05 ->
+ * 62.53, 8192x5120 119.78 -> 116.43, 16384x5120 230.61 -> 226.02, 32768x5120
+ * 454.41 -> 447.06, 65536x5120 902.32 -> 896.91. The other widths' pins (2
+ * vectors at 2048 and 8192 columns, 4096 columns' persistent grid at 2 CTAs
+ * an SM, the lean kernel) were within 2% of the ladder but at 65536x2048
+ * (1.8%) and 4096x8192 (the lean kernel, 2.7%), and 2 vectors at 8192
+ * columns lost 1.5-2.7%; those keep the ladder's configs. S48-4, the rule
+ * against HEAD's plugin (plugin against plugin, alternated twice, us):
+ * 2112x5120 37.86 -> 35.68, 4096x5120 64.60 -> 61.77, 8192x5120 118.52 ->
+ * 115.54, 16384x5120 227.48 -> 223.83, 32768x5120 447.27 -> 442.41,
+ * 65536x5120 887.73 -> 885.80; residual rows of 4096 and 8192 columns and
+ * the plain backward at 16384x5120 unchanged (within 0.1%). */
 static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->res || s->hbm_sm <= 0 || s->hbm_sm >= 28)
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->hbm_sm <= 0 || s->hbm_sm >= 28)
         return 0;
+    if (s->res)
+        return nvec == 640 && s->rows >= 16LL * s->sms;
     if (nvec == 640) /* 8192x5120: 3% faster in S47-3, 1.1% slower in S47-4 */
         return s->rows >= 124LL * s->sms;
     return (nvec == 256 || nvec == 512 || nvec == 1024) && s->rows >= 62LL * s->sms;

@@ -363,7 +363,7 @@ int main()
      * rows without a residual gradient leave the lean rules from 62 rows an
      * SM (124 at 640 vectors): rows, cols, HBM GB/s an SM, then tpr, nv, lean, cl. 0 GB/s
      * (unknown), 31 and the H200's 37 keep the lean configs; fp16, a residual
-     * gradient and 31 rows an SM are not touched. */
+     * gradient (but at 640 vectors, below) and 31 rows an SM are not touched. */
     static const struct {
         int64_t rows, cols;
         int hbm, res, f16, tpr, nv, lean, cl;
@@ -375,6 +375,13 @@ int main()
         {4096, 2048, 25, 0, 0, 128, 2, 1, 2},  {32768, 4096, 0, 0, 0, 256, 2, 1, 2},
         {32768, 4096, 31, 0, 0, 256, 2, 1, 2}, {32768, 8192, 37, 0, 0, 512, 2, 1, 2},
         {16384, 4096, 25, 1, 0, 128, 4, 0, 2}, {16384, 4096, 25, 0, 1, 128, 4, 0, 2},
+        /* S48-3: a residual gradient at 640 vectors from 16 rows an SM takes
+         * 2 vectors there; not at 37 GB/s, 0, fp16 or under 16 rows an SM
+         * (2 vectors already) */
+        {4096, 5120, 25, 1, 0, 320, 2, 0, 1},  {2112, 5120, 25, 1, 0, 320, 2, 0, 1},
+        {65536, 5120, 25, 1, 0, 320, 2, 0, 1}, {2111, 5120, 25, 1, 0, 320, 2, 0, 1},
+        {4096, 5120, 37, 1, 0, 160, 4, 0, 1},  {4096, 5120, 0, 1, 0, 160, 4, 0, 1},
+        {4096, 5120, 25, 1, 1, 160, 4, 0, 1},  {4096, 8192, 25, 1, 0, 256, 4, 0, 1},
     };
     for (const auto &k : hbm47)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm);
