@@ -7,7 +7,7 @@ rmsnorm-bench --config-search.
 The plugin's table is reached by calling its entry point directly through
 ctypes: the core dlopened the same file, so both see the same pin.
 
-    python3 bench/gpu_search.py [--shapes 4096x4096,32768x8192] [--op fwd,bwd]
+    python3 bench/gpu_search.py [--shapes 4096x4096,32768x8192] [--op fwd,bwd] [--dtype f16]
 
 Ops: fwd, fused (residual added, h written), addq_block (fused + 1x128 fp8
 block quant + y), addq_block_noy (the same without y), q_block (1x128 fp8
@@ -16,7 +16,9 @@ a residual gradient), bwd_nodw (no dweight: what the dw partials and their
 reduction cost). The plugin's describe/enumerate hooks know only forward or
 backward, so for the fused and fp8 ops the "ladder" text is the plain
 forward's (gpu/cuda/ladder_dump.cc prints the op's own); the ladder's time
-is the op's own (the pins that op rejects are skipped).
+is the op's own (the pins that op rejects are skipped). --dtype picks the
+activations' and weights' type (bf16 by default; f16, f32); the JSON rows
+carry it, so that bench/search_confirm.py re-times the cells in it.
 """
 import argparse
 import ctypes as C
@@ -36,6 +38,10 @@ import rmsnorm_ctypes as R  # noqa: E402
 SET_FN = C.CFUNCTYPE(C.c_int32, C.c_char_p)
 DESC_FN = C.CFUNCTYPE(C.c_int32, C.c_int32, C.c_int64, C.c_int64, C.c_int32, C.c_char_p, C.c_size_t)
 ENUM_FN = C.CFUNCTYPE(C.c_int32, C.c_int32, C.c_int64, C.c_int64, C.c_int32, C.c_int, C.c_char_p, C.c_size_t)
+
+
+# --dtype -> (torch dtype, rmsnorm_dtype)
+DTYPES = {"bf16": (torch.bfloat16, R.BF16), "f16": (torch.float16, R.F16), "f32": (torch.float32, R.F32)}
 
 
 def plugin_table(path):
@@ -69,10 +75,12 @@ def main():
                     help="fwd, fused, addq_block, addq_block_noy, q_block, q_block_y, bwd, bwd_dres, bwd_nodw "
                     "(comma list)")
     ap.add_argument("--ladder-only", action="store_true", help="time the ladder's config only, no enumeration")
+    ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPES), help="activations and weights")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     ours = P.Ours(args.lib)
     cset, cdesc, cenum = plugin_table(args.plugin)
+    tdt, rdt = DTYPES[args.dtype]
     out = []
     buf = C.create_string_buffer(128)
     for op in args.op.split(","):
@@ -80,10 +88,10 @@ def main():
             rows, cols = (int(v) for v in shp.split("x"))
             opc = 1 if op.startswith("bwd") else 0
             cset(b"auto")
-            cdesc(opc, rows, cols, R.BF16, buf, 128)
+            cdesc(opc, rows, cols, rdt, buf, 128)
             ladder = buf.value.decode()
-            x = torch.randn(rows, cols, dtype=torch.bfloat16, device="cuda")
-            w = torch.rand(cols, dtype=torch.bfloat16, device="cuda") + 0.5
+            x = torch.randn(rows, cols, dtype=tdt, device="cuda")
+            w = torch.rand(cols, dtype=tdt, device="cuda") + 0.5
             y = torch.empty_like(x)
             if opc == 0:
                 add = op in ("fused", "addq_block", "addq_block_noy")
@@ -111,7 +119,7 @@ def main():
             times = {}
             t_ladder = P.median_graph_time([call], target_ms=1.0, replays=5)
             i = 0
-            while not args.ladder_only and cenum(opc, rows, cols, R.BF16, i, buf, 128) == 0:
+            while not args.ladder_only and cenum(opc, rows, cols, rdt, i, buf, 128) == 0:
                 spec = buf.value
                 i += 1
                 if cset(spec) != 0:
@@ -139,12 +147,13 @@ def main():
             if not times:
                 times[ladder] = t_ladder
             best = min(times, key=times.get)
-            row = {"op": op, "rows": rows, "cols": cols, "ladder": ladder, "t_ladder": t_ladder, "t_first": t_first,
+            row = {"op": op, "dtype": args.dtype, "rows": rows, "cols": cols, "ladder": ladder, "t_ladder": t_ladder, "t_first": t_first,
                    "best": best, "t_best": times[best], "n": len(times),
                    "top5": sorted(times.items(), key=lambda kv: kv[1])[:5]}
             out.append(row)
+            tag = op if args.dtype == "bf16" else op + "@" + args.dtype
             print("%s %6dx%-6d ladder %-45s %7.2fus | best %-45s %7.2fus (%+.1f%%, %d configs)" % (
-                op, rows, cols, ladder, t_ladder * 1e6, best, times[best] * 1e6,
+                tag, rows, cols, ladder, t_ladder * 1e6, best, times[best] * 1e6,
                 100 * (t_ladder / times[best] - 1), len(times)), flush=True)
             del x, y, a
             torch.cuda.empty_cache()

@@ -16,7 +16,9 @@ the like:
     python3 bench/search_confirm.py --ladder build/devrun/ladder_grid.json \\
         --search W/s_q_block.json,W/s_fused.json --out W --deadline 300
 
-A cell whose best is the ladder's own config is not re-timed.
+A cell whose best is the ladder's own config is not re-timed. A search run
+with --dtype f16 or f32 is re-timed in that dtype (the ladder file holds
+the forward ops' configs in all three, keyed op@dtype).
 """
 import argparse
 import json
@@ -41,8 +43,13 @@ OPS = {
 
 
 def ladder_json(dump, path):
-    out = {op: {} for op, (kind, _) in OPS.items() if kind}
-    kinds = {kind: op for op, (kind, _) in OPS.items() if kind}
+    """The forward ops' ladder configs, keyed by op (bf16) or op@dtype."""
+    kinds = {}
+    for op, (kind, _) in OPS.items():
+        if kind:
+            for dt in ("bf16", "f16", "f32"):
+                kinds[kind.replace("bf16", dt, 1)] = op if dt == "bf16" else op + "@" + dt
+    out = {key: {} for key in kinds.values()}
     text = subprocess.run([dump], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout
     for line in text.splitlines():
         p = line.split()
@@ -67,10 +74,12 @@ def flagged(search_files, ladder, gap):
             if r["op"] not in OPS:
                 continue
             shape = "%dx%d" % (r["rows"], r["cols"])
+            dt = r.get("dtype", "bf16")
+            key = r["op"] if dt == "bf16" else r["op"] + "@" + dt
             g = r["t_ladder"] / r["t_best"] - 1
-            own = r["ladder"] if OPS[r["op"]][0] is None else ladder.get(r["op"], {}).get(shape)
+            own = r["ladder"] if OPS[r["op"]][0] is None else ladder.get(key, {}).get(shape)
             if g > gap and r["best"] != own:
-                jobs.append((g, r["op"], shape, r["best"]))
+                jobs.append((g, key, shape, r["best"]))
     return sorted(jobs, reverse=True)
 
 
@@ -101,8 +110,9 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     sets = os.path.join(args.out, "sets_confirm.txt")
     with open(sets, "w") as f:
-        for _, op, shape, best in jobs:
-            f.write("%s_%s %s %s %s\n" % (op, shape, OPS[op][1], shape, best))
+        for _, key, shape, best in jobs:
+            op, _, dt = key.partition("@")
+            f.write("%s_%s %s%s %s %s\n" % (key.replace("@", "_"), shape, OPS[op][1], "@" + dt if dt else "", shape, best))
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, os.path.join(here, "set_sweep.py"), "--sets", sets, "--rounds", str(args.rounds),
            "--deadline", str(args.deadline), "--out", args.out] + args.sweep_args.split()
