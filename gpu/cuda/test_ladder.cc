@@ -24,14 +24,25 @@ static bool same(const rmsi_config &a, const rmsi_config &b)
            a.lean == b.lean;
 }
 
-static void check_shape(const rmsi_shape &s, long *configs)
+/* The ladder's config is valid for the shape, and resolving no pin gives it
+ * (rmsi_config_resolve recomputes the stage: a rule that sets one must
+ * teach rmsi_stage_for the same). */
+static void check_ladder(const rmsi_shape &s)
 {
     const rmsi_config none = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     rmsi_config lad, res;
     rmsi_ladder(&s, &lad);
-    CHECK(rmsi_config_valid(&s, &lad), "ladder invalid: op %d %lldx%lld esz %d vec_ok %d quant %d res %d sms %d",
-          s.op, (long long)s.rows, (long long)s.cols, s.esz, s.vec_ok, s.quant, s.res, s.sms);
-    CHECK(rmsi_config_resolve(&s, &none, &res) == 0 && same(res, lad), "resolve(no pin) differs from the ladder");
+    CHECK(rmsi_config_valid(&s, &lad),
+          "ladder invalid: op %d %lldx%lld esz %d f16 %d vec_ok %d quant %d res %d sms %d hbm %d", s.op,
+          (long long)s.rows, (long long)s.cols, s.esz, s.f16, s.vec_ok, s.quant, s.res, s.sms, s.hbm_sm);
+    CHECK(rmsi_config_resolve(&s, &none, &res) == 0 && same(res, lad),
+          "resolve(no pin) differs from the ladder: op %d %lldx%lld f16 %d res %d hbm %d", s.op, (long long)s.rows,
+          (long long)s.cols, s.f16, s.res, s.hbm_sm);
+}
+
+static void check_shape(const rmsi_shape &s, long *configs)
+{
+    check_ladder(s);
     for (int i = 0;; i++) {
         rmsi_config c, pin, back;
         char txt[RMSI_CONFIG_TEXT];
@@ -966,7 +977,8 @@ int main()
     static const int smem[] = {232448, 166912, 232448, 0};
     static const int esz[] = {2, 4};
     static const int quant[] = {RMSI_Q_NONE, RMSI_Q_TENSOR, RMSI_Q_TOKEN, RMSI_Q_BLOCK};
-    long shapes = 0, configs = 0;
+    static const int hbms[] = {0, 25, 37}; /* HBM GB/s an SM: unknown, an H100, an H200 */
+    long shapes = 0, configs = 0, variants = 0;
     for (int k = 0; k < 4; k++)
         for (int e : esz)
             for (int op = 0; op < 2; op++)
@@ -992,8 +1004,22 @@ int main()
                                     s.res = res;
                                     check_shape(s, &configs);
                                     shapes++;
+                                    /* the ladder alone (enumeration and pins
+                                     * do not depend on these) for fp16 and
+                                     * for an H100's and an H200's HBM an SM
+                                     * (sessions 47-48's rules) */
+                                    for (int f16 = 0; f16 <= (e == 2); f16++)
+                                        for (int hbm : hbms) {
+                                            if (f16 == 0 && hbm == 0)
+                                                continue;
+                                            rmsi_shape v = s;
+                                            v.f16 = f16;
+                                            v.hbm_sm = hbm;
+                                            check_ladder(v);
+                                            variants++;
+                                        }
                                 }
-    (void)printf("%s: %ld shapes, %ld configs checked, %d failure(s)\n", rmst_fail ? "FAIL" : "ok", shapes, configs,
-                 rmst_fail);
+    (void)printf("%s: %ld shapes (and %ld fp16 / HBM variants of their ladder), %ld configs checked, %d failure(s)\n",
+                 rmst_fail ? "FAIL" : "ok", shapes, variants, configs, rmst_fail);
     return rmst_fail ? 1 : 0;
 }
