@@ -147,8 +147,8 @@ def main():
             if not times:
                 times[ladder] = t_ladder
             best = min(times, key=times.get)
-            row = {"op": op, "dtype": args.dtype, "rows": rows, "cols": cols, "ladder": ladder, "t_ladder": t_ladder, "t_first": t_first,
-                   "best": best, "t_best": times[best], "n": len(times),
+            row = {"op": op, "dtype": args.dtype, "rows": rows, "cols": cols, "ladder": ladder,
+                   "t_ladder": t_ladder, "t_first": t_first, "best": best, "t_best": times[best], "n": len(times),
                    "top5": sorted(times.items(), key=lambda kv: kv[1])[:5]}
             out.append(row)
             tag = op if args.dtype == "bf16" else op + "@" + args.dtype

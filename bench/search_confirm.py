@@ -27,12 +27,12 @@ import subprocess
 import sys
 
 # gpu_search.py op -> (ladder-dump kind, set_sweep.py op); kind None: the
-# search's own ladder text is the op's (the describe hook knows backward)
+# search's own ladder text is the op's (the describe hook knows backward);
+# "": no text is the op's (the hook prints the plain backward's config for
+# bwd_dres, whose ladder the search times), so every flagged cell is re-timed
 OPS = {
     "bwd": (None, "backward"),
-    # the describe hook prints the plain backward's config for it, but the
-    # search times (and set_sweep.py's "ladder" runs) the op's own
-    "bwd_dres": (None, "backward-res"),
+    "bwd_dres": ("", "backward-res"),
     "fwd": ("bf16 q0 res0 h0 y1", "forward"),
     "fused": ("bf16 q0 res1 h1 y1", "fused-add"),
     "addq_block": ("bf16 q3 res1 h1 y1", "add-quant-block+y"),
@@ -46,7 +46,7 @@ def ladder_json(dump, path):
     """The forward ops' ladder configs, keyed by op (bf16) or op@dtype."""
     kinds = {}
     for op, (kind, _) in OPS.items():
-        if kind:
+        if kind:  # None and "": no ladder-dump kind
             for dt in ("bf16", "f16", "f32"):
                 kinds[kind.replace("bf16", dt, 1)] = op if dt == "bf16" else op + "@" + dt
     out = {key: {} for key in kinds.values()}
@@ -77,7 +77,8 @@ def flagged(search_files, ladder, gap):
             dt = r.get("dtype", "bf16")
             key = r["op"] if dt == "bf16" else r["op"] + "@" + dt
             g = r["t_ladder"] / r["t_best"] - 1
-            own = r["ladder"] if OPS[r["op"]][0] is None else ladder.get(key, {}).get(shape)
+            kind = OPS[r["op"]][0]
+            own = r["ladder"] if kind is None else ladder.get(key, {}).get(shape) if kind else None
             if g > gap and r["best"] != own:
                 jobs.append((g, key, shape, r["best"]))
     return sorted(jobs, reverse=True)
@@ -105,14 +106,15 @@ def main():
     jobs = flagged(args.search.split(","), ladder, args.gap)
     print("flagged", len(jobs), flush=True)
     for g, op, shape, best in jobs:
-        print("  %+.1f%% %s %s %s (ladder %s)" % (100 * g, op, shape, best, ladder.get(op, {}).get(shape, "as searched")),
-              flush=True)
+        own = ladder.get(op, {}).get(shape) or ("as searched" if OPS[op.partition("@")[0]][0] is None else "unknown")
+        print("  %+.1f%% %s %s %s (ladder %s)" % (100 * g, op, shape, best, own), flush=True)
     os.makedirs(args.out, exist_ok=True)
     sets = os.path.join(args.out, "sets_confirm.txt")
     with open(sets, "w") as f:
         for _, key, shape, best in jobs:
             op, _, dt = key.partition("@")
-            f.write("%s_%s %s%s %s %s\n" % (key.replace("@", "_"), shape, OPS[op][1], "@" + dt if dt else "", shape, best))
+            sweep_op = OPS[op][1] + ("@" + dt if dt else "")
+            f.write("%s_%s %s %s %s\n" % (key.replace("@", "_"), shape, sweep_op, shape, best))
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [sys.executable, os.path.join(here, "set_sweep.py"), "--sets", sets, "--rounds", str(args.rounds),
            "--deadline", str(args.deadline), "--out", args.out] + args.sweep_args.split()

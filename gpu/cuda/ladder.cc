@@ -373,8 +373,9 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
 }
 
 /* Backward, bf16 rows of 256, 512, 640 or 1024 vectors without a residual
- * gradient (with one, see below), from 62 rows an SM (124 at 640), on a device with less HBM bandwidth an SM
- * than the H200 the lean rules below were measured on (under 28 GB/s an SM:
+ * gradient (with one, see below), from 62 rows an SM (124 at 640), on a
+ * device with less HBM bandwidth an SM than the H200 the lean rules below
+ * were measured on (under 28 GB/s an SM:
  * the H100 SXM's 25; the H200's about 37, six 1024-bit HBM3e stacks at 3201
  * MHz, not read from its driver yet): the 80-register staged kernel without
  * the lean rules, 2 vectors a thread (4 at 1024 vectors, 256 threads), at
