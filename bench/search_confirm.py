@@ -42,13 +42,18 @@ OPS = {
 }
 
 
+def key_of(op, dt):
+    """The ladder file's and the jobs' key: op for bf16, else op@dtype."""
+    return op if dt == "bf16" else op + "@" + dt
+
+
 def ladder_json(dump, path):
     """The forward ops' ladder configs, keyed by op (bf16) or op@dtype."""
     kinds = {}
     for op, (kind, _) in OPS.items():
         if kind:  # None and "": no ladder-dump kind
             for dt in ("bf16", "f16", "f32"):
-                kinds[kind.replace("bf16", dt, 1)] = op if dt == "bf16" else op + "@" + dt
+                kinds[kind.replace("bf16", dt, 1)] = key_of(op, dt)
     out = {key: {} for key in kinds.values()}
     text = subprocess.run([dump], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=True).stdout
     for line in text.splitlines():
@@ -74,8 +79,7 @@ def flagged(search_files, ladder, gap):
             if r["op"] not in OPS:
                 continue
             shape = "%dx%d" % (r["rows"], r["cols"])
-            dt = r.get("dtype", "bf16")
-            key = r["op"] if dt == "bf16" else r["op"] + "@" + dt
+            key = key_of(r["op"], r.get("dtype", "bf16"))
             g = r["t_ladder"] / r["t_best"] - 1
             kind = OPS[r["op"]][0]
             own = r["ladder"] if kind is None else ladder.get(key, {}).get(shape) if kind else None
