@@ -353,6 +353,12 @@ def main():
     # with y at 1025-2048 vectors from 62 rows an SM: 256 threads, cache = 1
     # (added after S34-5; not yet run on a device)
     fwd_case(ours, 8184, 10240, bf, quant=R.Q_BLOCK, pad=8)
+    # fp32 backward rows of 1025-2048 vectors from 2.5 rows an SM: the
+    # register path, clusters of 2 under 31 rows an SM (session 51; 300 rows
+    # above keep the multi-pass kernel on a 132-SM device)
+    bwd_case(ours, 400, 8192, f32)
+    bwd_case(ours, 4224, 5120, f32, saved=False, llama=True, off=1.0)
+    bwd_case(ours, 1000, 4104, f32, pad=8)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

@@ -4,7 +4,8 @@
 # config text and headers of each side) dump the grid of
 # gpu/cuda/ladder_dump.cc, and the differing shapes are counted by kind and
 # listed (old -> new). Usage: tools/ladder_diff.sh [REV] (default HEAD);
-# LIST=N lists N shapes (default 40).
+# LIST=N lists N shapes (default 40); HBM_SM=N dumps both at N GB/s of HBM
+# an SM (the H100 SXM's rules at 25; default 0, the H200's).
 set -eu
 rev=${1:-HEAD}
 cxx=${CXX:-g++}
@@ -15,7 +16,7 @@ git archive "$rev" gpu abi | tar -x -C "$tmp/rev"
 build() { # side root -> $tmp/side.txt
     $cxx -std=c++17 -O1 -I"$2" -I"$2/abi" -o "$tmp/$1" gpu/cuda/ladder_dump.cc "$2/gpu/cuda/ladder.cc" \
         "$2/gpu/common/config_text.cc"
-    "$tmp/$1" > "$tmp/$1.txt" 2> /dev/null
+    "$tmp/$1" --hbm-sm="${HBM_SM:-0}" > "$tmp/$1.txt" 2> /dev/null
 }
 build old "$tmp/rev"
 build new .

@@ -15,8 +15,8 @@
  *  1. Not 16-byte friendly (a pointer, a stride or cols not a multiple of VEC):
  *     multi-pass, one element per access.
  *  2. nvec > 2048 (bf16 cols > 16384, f32 > 8192; backward: nvec > 1024
- *     but for 16-bit rows without a residual gradient from a row an SM,
- *     rmsi_bwd_wide, session 30): forward 16-bit rows (and fp32 rows
+ *     but for rows without a residual gradient from a row an SM, fp32 from
+ *     2.5, rmsi_bwd_wide, sessions 30 and 51): forward 16-bit rows (and fp32 rows
  *     without fp8 output, session 32, rmsi_fwd_wide_ok)
  *     without fp8 output (or with the 1x128 block quantiser's, sessions
  *     27-28) from 2 rows an SM: the lean two-pass kernel, 1024 threads
@@ -334,12 +334,31 @@ static int64_t rmsi_tpr_for_nv(int64_t nvec, int nv, int64_t lmin)
  * an SM (132x16384 16.80, 1024x16384 42.27) and cl=2 above it (16384x16384
  * 448.3), cache=2 within 0.3%. Under a row an SM the multi-pass kernel
  * stays (the search's best at 1 and 32 rows). A residual gradient (a third
- * staged row, more shared memory), fp32 rows and devices whose shared
- * memory does not hold the staged row were not measured; the last fall back
- * to it below. */
+ * staged row, more shared memory) and devices whose shared memory does not
+ * hold the staged row were not measured; the last fall back to it below.
+ * fp32 rows of 1025-2048 vectors (4100-8192 columns) take the same path from
+ * 2.5 rows an SM (session 51, on an H100; the first backward search in fp32,
+ * S51-2, had the multi-pass kernel 9-42% behind the register path at every
+ * such cell from 1024 rows). S51-3..S51-5, rmsnorm-bench, this rule against
+ * HEAD's plugin, alternated 2-3 times, us: 65536x8192 3092 -> 2210,
+ * 16384x8192 764 -> 559, 4096x8192 192.0 -> 147.0, 1024x8192 51.2 -> 41.9,
+ * 396x8192 23.7 -> 21.5, 330x8192 21.4 -> 19.7; 65536x5120 1518 -> 1395,
+ * 4096x5120 101.2 -> 94.0, 1024x5120 31.1 -> 28.3, 330x5120 15.1 -> 13.9;
+ * 32768x6144 970 -> 820, 396x6144 18.2 -> 16.9, 1024x4224 27.0 -> 24.4,
+ * 396x4224 14.4 -> 13.2. At 2 rows an SM and under, the multi-pass kernel
+ * was as fast or faster: 264x4224 10.36 against 10.80, 256x5120 11.42
+ * against 11.93, 264x6144 13.01 against 13.16, 132x8192 10.92 against
+ * 11.13 (264x8192 16.23 against 15.94). The search's other knobs, pinned
+ * on the rule's config, were no steady gain: cache=1 within 1%; cache=1
+ * with stage=0 1.4-2.9% faster at 4096-65536 rows of 5120 and 8192 columns
+ * and at 16384x4224, but 1.6-3.6% slower at 4096x4224, 4096x6144 and
+ * 16384x6144 and 4-14% slower at 1024 rows and under. Not measured on an
+ * H200 (bf16's same move, S30, was). */
 static int rmsi_bwd_wide(const rmsi_shape *s)
 {
-    return s->op == RMSI_OP_BWD && s->esz == 2 && !s->res && s->rows >= s->sms;
+    if (s->op != RMSI_OP_BWD || s->res)
+        return 0;
+    return s->esz == 2 ? s->rows >= s->sms : 2 * s->rows >= 5LL * s->sms;
 }
 
 /* Rule 2's limit: the widest row the register path takes. */
@@ -410,12 +429,30 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
  * 2112x5120 37.86 -> 35.68, 4096x5120 64.60 -> 61.77, 8192x5120 118.52 ->
  * 115.54, 16384x5120 227.48 -> 223.83, 32768x5120 447.27 -> 442.41,
  * 65536x5120 887.73 -> 885.80; residual rows of 4096 and 8192 columns and
- * the plain backward at 16384x5120 unchanged (within 0.1%). */
+ * the plain backward at 16384x5120 unchanged (within 0.1%).
+ * fp16 (no lean kernel to leave) takes 2 vectors where the many-rows rule
+ * gives it 4, at 256, 512 and 640 vectors without a residual gradient, from
+ * 124 rows an SM. S50-1, S50-2 on an H100 (rmsnorm-bench, `tpr` pinned at
+ * 2 vectors against the ladder, alternated twice, us): 16384x4096 151.1 ->
+ * 138.4, 32768x4096 290.2 -> 269.1, 65536x4096 584.1 -> 563.5, 16384x5120
+ * 182.3 -> 173.0, 32768x5120 352.1 -> 337.6, 65536x5120 708.8 -> 683.1,
+ * 65536x2048 298.3 -> 287.1; below 124 rows an SM 4096x5120 49.5 -> 48.6
+ * and 8192x5120 90.1 -> 89.3 (too close to call), and 8192 columns lost
+ * (4096x8192 75.5 -> 81.8, 65536x8192 1144 -> 1205). The other fp16 cells
+ * of those widths take 2 vectors already. S51-1, this rule against HEAD's
+ * plugin (alternated twice, us): 16384x4096 148.7 -> 136.9, 32768x4096
+ * 289.9 -> 268.4, 65536x4096 571.0 -> 536.8, 16384x5120 176.4 -> 172.0,
+ * 32768x5120 352.4 -> 336.7, 65536x5120 695.5 -> 670.2, 65536x2048 293.4
+ * -> 283.9; 8192x5120, 16384x8192 and bf16 unchanged (within 0.2%). At
+ * 4096 columns the rule takes the session 9 cluster rule's cl=1 (S50's
+ * pins had kept the 4-vector config's cl=2, 0.3-1.8% slower here). */
 static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->f16 || s->hbm_sm <= 0 || s->hbm_sm >= 28)
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->hbm_sm <= 0 || s->hbm_sm >= 28)
         return 0;
+    if (s->f16)
+        return !s->res && (nvec == 256 || nvec == 512 || nvec == 640) && s->rows >= 124LL * s->sms;
     if (s->res)
         return nvec == 640 && s->rows >= 16LL * s->sms;
     if (nvec == 640) /* 8192x5120: 3% faster in S47-3, 1.1% slower in S47-4 */

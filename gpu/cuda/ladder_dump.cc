@@ -9,10 +9,12 @@
  * neighbours), every multiple of 128 columns to 32768. Row counts given as
  * arguments replace the 24, for a look at shapes the grid leaves out
  * (ladder-dump 400 528). The H200's HBM bandwidth is the shape's default
- * (hbm_sm 0), so the backward lines are its rules.
+ * (hbm_sm 0), so the backward lines are its rules; --hbm-sm=N gives every
+ * shape N GB/s of HBM an SM instead (25: the H100 SXM's rules).
  */
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "gpu/common/config_text.h"
@@ -39,11 +41,19 @@ int main(int argc, char **argv)
 {
     static const long long grid[] = {1,    2,    8,    32,   64,   128,  132,  256,   264,   512,   1024,  1056,
                                      2048, 2111, 2112, 4091, 4092, 4096, 8183, 8184, 8192, 16384, 32768, 65536};
-    std::vector<long long> rows(grid, grid + sizeof grid / sizeof grid[0]);
-    if (argc > 1)
-        rows.clear();
+    std::vector<long long> rows;
+    int hbm_sm = 0;
     for (int i = 1; i < argc; i++) {
         char *end;
+        if (std::strncmp(argv[i], "--hbm-sm=", 9) == 0) {
+            const long h = std::strtol(argv[i] + 9, &end, 10);
+            if (*end != '\0' || end == argv[i] + 9 || h < 0 || h > 1000) {
+                std::fprintf(stderr, "ladder-dump: not a bandwidth in GB/s an SM: %s\n", argv[i]);
+                return 2;
+            }
+            hbm_sm = (int)h;
+            continue;
+        }
         const long long r = std::strtoll(argv[i], &end, 10);
         if (*end != '\0' || r < 1) {
             std::fprintf(stderr, "ladder-dump: not a row count: %s\n", argv[i]);
@@ -51,6 +61,8 @@ int main(int argc, char **argv)
         }
         rows.push_back(r);
     }
+    if (rows.empty())
+        rows.assign(grid, grid + sizeof grid / sizeof grid[0]);
     long n = 0;
     for (int esz = 2; esz <= 4; esz += 2)
         for (int f16 = 0; f16 <= (esz == 2); f16++)
@@ -64,6 +76,7 @@ int main(int argc, char **argv)
                                     s.f16 = f16;
                                     s.hout = hout;
                                     s.yout = yout;
+                                    s.hbm_sm = hbm_sm;
                                     if (print_config(&s, "") != 0)
                                         return 1;
                                     n++;
@@ -77,6 +90,7 @@ int main(int argc, char **argv)
                         s.f16 = f16;
                         s.hout = 0;
                         s.yout = 0;
+                        s.hbm_sm = hbm_sm;
                         if (print_config(&s, "bwd") != 0)
                             return 1;
                         n++;

@@ -331,6 +331,22 @@ static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path
           cl);
 }
 
+/* Session 51: fp32 backward rows of 1025-2048 vectors without a residual
+ * gradient take the register path from 2.5 rows an SM (330 at 132 SMs),
+ * on any device; with a residual gradient, under it and above 2048 vectors
+ * the multi-pass kernel. */
+static void check_bwd_f32_wide(int64_t rows, int64_t cols, int res, int hbm, int path, int tpr)
+{
+    rmsi_shape s = h200_bwd(rows, cols, 1, res, 0);
+    rmsi_config c;
+    s.esz = 4;
+    s.hbm_sm = hbm;
+    rmsi_ladder(&s, &c);
+    CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == 4) && rmsi_config_valid(&s, &c),
+          "bwd f32 wide %lldx%lld res %d, %d GB/s an SM: path %d tpr %d nv %d, expected path %d tpr %d nv 4",
+          (long long)rows, (long long)cols, res, hbm, c.path, c.tpr, c.nv, path, tpr);
+}
+
 int main()
 {
     /* Session 30's backward rules: rows, cols, residual gradient, fp16,
@@ -374,7 +390,8 @@ int main()
      * rows without a residual gradient leave the lean rules from 62 rows an
      * SM (124 at 640 vectors): rows, cols, HBM GB/s an SM, then tpr, nv, lean, cl. 0 GB/s
      * (unknown), 31 and the H200's 37 keep the lean configs; fp16, a residual
-     * gradient (but at 640 vectors, below) and 31 rows an SM are not touched. */
+     * gradient (but at 640 vectors, below) and 31 rows an SM are not touched
+     * (fp16 from 124 rows an SM: S50, below). */
     static const struct {
         int64_t rows, cols;
         int hbm, res, f16, tpr, nv, lean, cl;
@@ -385,7 +402,7 @@ int main()
         {32768, 8192, 25, 0, 0, 256, 4, 0, 1}, {8183, 8192, 25, 0, 0, 512, 2, 1, 2},
         {4096, 2048, 25, 0, 0, 128, 2, 1, 2},  {32768, 4096, 0, 0, 0, 256, 2, 1, 2},
         {32768, 4096, 31, 0, 0, 256, 2, 1, 2}, {32768, 8192, 37, 0, 0, 512, 2, 1, 2},
-        {16384, 4096, 25, 1, 0, 128, 4, 0, 2}, {16384, 4096, 25, 0, 1, 128, 4, 0, 2},
+        {16384, 4096, 25, 1, 0, 128, 4, 0, 2}, {8192, 4096, 25, 0, 1, 256, 2, 0, 1},
         /* S48-3: a residual gradient at 640 vectors from 16 rows an SM takes
          * 2 vectors there; not at 37 GB/s, 0, fp16 or under 16 rows an SM
          * (2 vectors already) */
@@ -393,9 +410,28 @@ int main()
         {65536, 5120, 25, 1, 0, 320, 2, 0, 1}, {2111, 5120, 25, 1, 0, 320, 2, 0, 1},
         {4096, 5120, 37, 1, 0, 160, 4, 0, 1},  {4096, 5120, 0, 1, 0, 160, 4, 0, 1},
         {4096, 5120, 25, 1, 1, 160, 4, 0, 1},  {4096, 8192, 25, 1, 0, 256, 4, 0, 1},
+        /* S50-1, S50-2: fp16 without a residual gradient at 256-640 vectors
+         * from 124 rows an SM takes 2 vectors where the many-rows rule gives
+         * 4; not at 37 GB/s, 0, 8192 columns, with a residual gradient or
+         * under 124 rows an SM (16367: 4 vectors at 160 threads) */
+        {16368, 5120, 25, 0, 1, 320, 2, 0, 1}, {16367, 5120, 25, 0, 1, 160, 4, 0, 1},
+        {65536, 5120, 25, 0, 1, 320, 2, 0, 1}, {16384, 4096, 25, 0, 1, 256, 2, 0, 1},
+        {65536, 4096, 25, 0, 1, 256, 2, 0, 1}, {65536, 2048, 25, 0, 1, 128, 2, 0, 2},
+        {65536, 2048, 37, 0, 1, 64, 4, 0, 2},  {65536, 4096, 0, 0, 1, 128, 4, 0, 2},
+        {65536, 8192, 25, 0, 1, 256, 4, 0, 1}, {16384, 8192, 25, 0, 1, 256, 4, 0, 1},
+        {65536, 4096, 25, 1, 1, 128, 4, 0, 2},
     };
     for (const auto &k : hbm47)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm);
+
+    check_bwd_f32_wide(330, 8192, 0, 0, RMSI_PATH_REG, 512);
+    check_bwd_f32_wide(330, 5120, 0, 25, RMSI_PATH_REG, 320);
+    check_bwd_f32_wide(65536, 4104, 0, 0, RMSI_PATH_REG, 288); /* 1026 vectors: 257 threads of 4, a whole warp more */
+    check_bwd_f32_wide(65536, 6144, 0, 37, RMSI_PATH_REG, 384);
+    check_bwd_f32_wide(329, 8192, 0, 0, RMSI_PATH_MULTI, 512);
+    check_bwd_f32_wide(264, 4224, 0, 25, RMSI_PATH_MULTI, 512);
+    check_bwd_f32_wide(4096, 8192, 1, 0, RMSI_PATH_MULTI, 512);
+    check_bwd_f32_wide(4096, 8320, 0, 0, RMSI_PATH_MULTI, 512);
 
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
@@ -945,7 +981,7 @@ int main()
     check_multi(RMSI_OP_FWD, 4096, 16384, 4, RMSI_Q_TENSOR, 0, 256, 0); /* fp32 fp8 output: not measured */
     /* (16384 bf16 columns: the register path since session 30, below) */
     check_multi(RMSI_OP_BWD, 8192, 16384, 2, RMSI_Q_NONE, 1, 512, 0); /* residual gradient: not measured */
-    check_multi(RMSI_OP_BWD, 8192, 8192, 4, RMSI_Q_NONE, 0, 512, 0); /* fp32 of 2048 vectors: not measured */
+    check_multi(RMSI_OP_BWD, 8192, 8200, 4, RMSI_Q_NONE, 0, 512, 0); /* fp32 over 2048 vectors: not measured */
     check_multi(RMSI_OP_BWD, 8192, 32760, 2, RMSI_Q_NONE, 0, 512, 0);
     check_multi(RMSI_OP_BWD, 4096, 32768, 2, RMSI_Q_NONE, 0, 1024, 0);
     check_multi(RMSI_OP_BWD, 2048, 65536, 2, RMSI_Q_NONE, 0, 1024, 0);
