@@ -166,12 +166,33 @@ static void backward_f32(void **state) { run_dtype(state, RMSNORM_F32); }
 static void backward_f16(void **state) { run_dtype(state, RMSNORM_F16); }
 static void backward_bf16(void **state) { run_dtype(state, RMSNORM_BF16); }
 
+/* Rows the matrix above (at most 257 of them) does not give the CUDA ladder
+ * on a 132-SM card: fp32 rows of 1025-2048 vectors, which take the register
+ * path from 2.5 rows an SM (gpu/cuda/ladder.cc rmsi_bwd_wide, session 51;
+ * clusters of 2 under 31 rows an SM, none above). Every backend runs them. */
+static void backward_device_rows(void **state)
+{
+    static const rmst_bwd_case k[] = {
+        {RMSNORM_F32, 400, 5120, 5120, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0xd0e50001u},
+        {RMSNORM_F32, 330, 8192, 8192, RMST_W_F32, 1.0f, RMSNORM_ROUND_LLAMA, 1, 0, 0, 1, 1e-6f, 1e3, 0xd0e50002u},
+        {RMSNORM_F32, 1000, 4104, 4112, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-5f, 1e-3, 0xd0e50003u},
+        {RMSNORM_F32, 4100, 4100, 4100, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0xd0e50004u},
+    };
+    const rmst_backend *tb = rmst_backend_of(state);
+    size_t failed = 0;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        failed += (size_t)run_case(tb, &k[i]);
+    if (failed > 0)
+        fail_msg("%zu of %zu device-row backward cases failed on %s", failed, sizeof k / sizeof k[0], tb->name);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(backward_f32),
         cmocka_unit_test(backward_f16),
         cmocka_unit_test(backward_bf16),
+        cmocka_unit_test(backward_device_rows),
     };
     if (rmst_main_init(argc, argv) != 0)
         return 2;
