@@ -314,37 +314,23 @@ static void check_bwd_lean(int64_t rows, int64_t cols, int res, int f16, int lea
 }
 
 /* A backward config's path, threads a row, vectors, lean bit and cluster,
- * on a device of hbm GB/s of HBM an SM (0: unknown, the H200's rules); the
- * config must also be valid for the shape. */
+ * on a device of hbm GB/s of HBM an SM (0: unknown, the H200's rules), for
+ * 16-bit rows or (esz 4) fp32 ones; the config must also be valid for the
+ * shape. */
 static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path, int tpr, int nv, int lean, int cl,
-                          int hbm = 0)
+                          int hbm = 0, int esz = 2)
 {
     rmsi_shape s = h200_bwd(rows, cols, 1, res, f16);
     rmsi_config c;
     s.hbm_sm = hbm;
+    s.esz = esz;
     rmsi_ladder(&s, &c);
     CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == nv) && c.lean == lean &&
               c.cl == cl && rmsi_config_valid(&s, &c),
-          "bwd rule %lldx%lld res %d f16 %d, %d GB/s an SM: path %d tpr %d nv %d lean %d cl %d, expected path %d "
-          "tpr %d nv %d lean %d cl %d",
-          (long long)rows, (long long)cols, res, f16, hbm, c.path, c.tpr, c.nv, c.lean, c.cl, path, tpr, nv, lean,
-          cl);
-}
-
-/* Session 51: fp32 backward rows of 1025-2048 vectors without a residual
- * gradient take the register path from 2.5 rows an SM (330 at 132 SMs),
- * on any device; with a residual gradient, under it and above 2048 vectors
- * the multi-pass kernel. */
-static void check_bwd_f32_wide(int64_t rows, int64_t cols, int res, int hbm, int path, int tpr)
-{
-    rmsi_shape s = h200_bwd(rows, cols, 1, res, 0);
-    rmsi_config c;
-    s.esz = 4;
-    s.hbm_sm = hbm;
-    rmsi_ladder(&s, &c);
-    CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == 4) && rmsi_config_valid(&s, &c),
-          "bwd f32 wide %lldx%lld res %d, %d GB/s an SM: path %d tpr %d nv %d, expected path %d tpr %d nv 4",
-          (long long)rows, (long long)cols, res, hbm, c.path, c.tpr, c.nv, path, tpr);
+          "bwd rule %lldx%lld esz %d res %d f16 %d, %d GB/s an SM: path %d tpr %d nv %d lean %d cl %d, expected "
+          "path %d tpr %d nv %d lean %d cl %d",
+          (long long)rows, (long long)cols, esz, res, f16, hbm, c.path, c.tpr, c.nv, c.lean, c.cl, path, tpr, nv,
+          lean, cl);
 }
 
 int main()
@@ -424,14 +410,26 @@ int main()
     for (const auto &k : hbm47)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm);
 
-    check_bwd_f32_wide(330, 8192, 0, 0, RMSI_PATH_REG, 512);
-    check_bwd_f32_wide(330, 5120, 0, 25, RMSI_PATH_REG, 320);
-    check_bwd_f32_wide(65536, 4104, 0, 0, RMSI_PATH_REG, 288); /* 1026 vectors: 257 threads of 4, a whole warp more */
-    check_bwd_f32_wide(65536, 6144, 0, 37, RMSI_PATH_REG, 384);
-    check_bwd_f32_wide(329, 8192, 0, 0, RMSI_PATH_MULTI, 512);
-    check_bwd_f32_wide(264, 4224, 0, 25, RMSI_PATH_MULTI, 512);
-    check_bwd_f32_wide(4096, 8192, 1, 0, RMSI_PATH_MULTI, 512);
-    check_bwd_f32_wide(4096, 8320, 0, 0, RMSI_PATH_MULTI, 512);
+    /* Session 51: fp32 backward rows of 1025-2048 vectors without a residual
+     * gradient take the register path from 2.5 rows an SM (330 at 132 SMs;
+     * clusters of 2 under 31 rows an SM), on any device; with a residual
+     * gradient, under it and above 2048 vectors the multi-pass kernel. rows,
+     * cols, residual gradient, HBM GB/s an SM, then path, tpr, cl. */
+    static const struct {
+        int64_t rows, cols;
+        int res, hbm, path, tpr, cl;
+    } f32wide[] = {
+        {330, 8192, 0, 0, RMSI_PATH_REG, 512, 2},
+        {330, 5120, 0, 25, RMSI_PATH_REG, 320, 2},
+        {65536, 4104, 0, 0, RMSI_PATH_REG, 288, 1}, /* 1026 vectors: 257 threads of 4, a whole warp more */
+        {65536, 6144, 0, 37, RMSI_PATH_REG, 384, 1},
+        {329, 8192, 0, 0, RMSI_PATH_MULTI, 512, 1},
+        {264, 4224, 0, 25, RMSI_PATH_MULTI, 512, 1},
+        {4096, 8192, 1, 0, RMSI_PATH_MULTI, 512, 1},
+        {4096, 8320, 0, 0, RMSI_PATH_MULTI, 512, 1},
+    };
+    for (const auto &k : f32wide)
+        check_bwd_cfg(k.rows, k.cols, k.res, 0, k.path, k.tpr, 4, 0, k.cl, k.hbm, 4);
 
     check_bwd(16384, 2048, 1, 2, 6, 792, 128, 1); /* 396 partial rows, 6 CTAs an SM */
     check_bwd(16384, 2048, 0, 1, 6, 528, 128, 1); /* no clusters: cap 544 -> 4 an SM */
