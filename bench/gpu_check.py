@@ -359,6 +359,20 @@ def main():
     bwd_case(ours, 400, 8192, f32)
     bwd_case(ours, 4224, 5120, f32, saved=False, llama=True, off=1.0)
     bwd_case(ours, 1000, 4104, f32, pad=8)
+    # 16-bit rows of 8192 columns from 124 rows an SM under 28 GB/s an SM (an
+    # H100): two rows a CTA, clusters of 2 (session 52); an odd row count
+    # leaves the last CTA one row
+    bwd_case(ours, 16501, 8192, hf)
+    bwd_case(ours, 16400, 8192, hf, pad=8, saved=False)
+    bwd_case(ours, 16499, 8192, bf, llama=True)
+    # fp32 rows of 2048 columns from 64 rows an SM there: 2 vectors of 256
+    # threads, clusters of 2 (session 52)
+    bwd_case(ours, 12300, 2048, f32)
+    bwd_case(ours, 9001, 2048, f32, pad=4, saved=False)
+    # and under 16 rows an SM: 4096 columns at 2 vectors of 512 threads, 2048
+    # columns in the lean kernel, one row a CTA (session 52)
+    bwd_case(ours, 500, 4096, f32, llama=True)
+    bwd_case(ours, 1501, 2048, f32, pad=4)
     # rows = 0 writes dw = 0
     dw = torch.full((64,), float("nan"), device="cuda")
     e = torch.empty(1, 64, dtype=bf, device="cuda")

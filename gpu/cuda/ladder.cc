@@ -460,6 +460,107 @@ static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
     return (nvec == 256 || nvec == 512 || nvec == 1024) && s->rows >= 62LL * s->sms;
 }
 
+/* Backward, 16-bit rows of 1024 vectors (8192 columns) without a residual
+ * gradient, from 124 rows an SM, on an H100-class device (under 28 GB/s of
+ * HBM an SM, as rmsi_bwd_slow_hbm): two rows a CTA of 256 threads x 4
+ * vectors, and so (the cluster rule for rpc > 1) clusters of 2, where the
+ * many-rows rule gives one row a CTA. Twice the threads a CTA halve the dw
+ * partial rows the cap allows per row, and the second row's loads are in
+ * flight while the first reduces. Found by S51-2's fp16 search; on H100s,
+ * rmsnorm-bench, alternated twice, us:
+ * - fp16, S52-1, ladder / rpc=2 / rpc=2,cl=2 pinned: 16384x8192 283.9 /
+ *   275.1 / 273.1, 32768x8192 559.1 / 542.7 / 537.6, 65536x8192 1116.7 /
+ *   1088.4 / 1082.6; at 62 rows an SM it lost (8192x8192 141.3 / 142.3 /
+ *   143.2). S52-2, this rule against d773912's plugin: 16384x8192 283.7 ->
+ *   272.9, 32768x8192 556.3 -> 535.1, 65536x8192 1112.9 -> 1074.9;
+ *   12288x8192 (93 rows an SM) unchanged, 215.7 / 215.6.
+ * - bf16 (the same kernel, 4 vectors, on an H100), S52-2, rpc=2 pinned
+ *   (clusters not pinned, so 1): 16384x8192 284.8 -> 276.2, 32768x8192
+ *   556.8 -> 541.0, 65536x8192 1099.5 -> 1079.1. S52-3, this rule against
+ *   d773912's plugin, alternated three times: 16384x8192 285.8 -> 272.7,
+ *   32768x8192 559.9 -> 549.7, 65536x8192 1120.3 -> 1082.3; 12288x8192
+ *   level (216.6 / 216.5).
+ * Measured and not taken (S52-2, fp16): 6144 columns (192 x 4), 1.8-3.2%
+ * slower at 16384 and 65536 rows; a residual gradient at 8192 columns,
+ * level (0.2-0.4% slower). Not measured: the H200 (whose rules stay). */
+static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
+{
+    return s->op == RMSI_OP_BWD && s->esz == 2 && !s->res && s->hbm_sm > 0 && s->hbm_sm < 28 &&
+           rmsi_nvec(s) == 1024 && s->rows >= 124LL * s->sms;
+}
+
+/* Backward, fp32 rows of 512 vectors (2048 columns) without a residual
+ * gradient, from 64 rows an SM, on an H100-class device (under 28 GB/s of
+ * HBM an SM): 2 vectors of 256 threads with clusters of 2, where the
+ * many-rows rule gives 4 vectors of 128 threads (below 64 rows an SM the
+ * ladder has 256 x 2 already, without clusters). Found by S51-2's fp32
+ * search; S52-1 and S52-2 on H100s (rmsnorm-bench, `tpr=256` pinned, which
+ * keeps the ladder's clusters, against the ladder, alternated twice, us):
+ * 12288x2048 110.4 -> 103.8, 16384x2048 145.2 -> 136.8 and 144.7 -> 136.5,
+ * 20480x2048 179.0 -> 176.7, 24576x2048 213.8 -> 211.0, 32768x2048 283.6 ->
+ * 281.2; S52-3, this rule against d773912's plugin, alternated three
+ * times: 9216x2048 84.96 -> 79.55, 12288x2048 110.95 -> 103.90, 16384x2048
+ * 145.08 -> 136.73, 32768x2048 282.88 -> 280.92 (8192x2048, below the rule,
+ * level); `tpr=256` pinned above 256 rows an SM: 40000x2048 342.7 -> 339.9,
+ * 65536x2048 555.8 -> 550.8. A residual gradient and the H200 were not
+ * measured. */
+static int rmsi_bwd_f32_512(const rmsi_shape *s)
+{
+    return s->op == RMSI_OP_BWD && s->esz == 4 && !s->res && s->hbm_sm > 0 && s->hbm_sm < 28 &&
+           rmsi_nvec(s) == 512 && s->rows >= 64LL * s->sms;
+}
+
+/* Backward, fp32 rows without a residual gradient under 32 rows an SM on an
+ * H100-class device (under 28 GB/s of HBM an SM), S51-2's fp32 search's
+ * leads pinned against the ladder in S52-3 (rmsnorm-bench, alternated three
+ * times, us):
+ * - 1024 vectors (4096 columns), 1.75 to 32 rows an SM: 2 vectors of 512
+ *   threads (`tpr=512`), not 4 of 256: 256x4096 10.19 -> 9.70, 512x4096
+ *   14.27 -> 13.46, 1024x4096 23.24 -> 22.03; 128 rows level (6.99 ->
+ *   6.98). The searched config (lean, cps=2, cache=3) was 8.7% faster at 256
+ *   rows but behind `tpr=512` at 512 and 1024, so this takes the plain one.
+ *   S52-4, the same pin further up: 1320x4096 27.50 -> 26.39, 2048x4096
+ *   39.12 -> 38.17, 4096x4096 71.93 -> 71.35.
+ * - 512 vectors (2048 columns), 7.75 to 16 rows an SM: the lean kernel, one
+ *   row a CTA, cache=2 (the searched config), where the ladder gives two
+ *   rows a CTA at cache=1: 1024x2048 14.43 -> 13.19, 2048x2048 24.42 ->
+ *   21.78; 512 rows lost (9.66 -> 10.00), so the rule starts at 7.75 an SM.
+ *   S52-4, the lean config pinned above: 3072x2048 29.29 -> 30.19,
+ *   4096x2048 37.68 -> 38.50, 8192x2048 71.21 -> 73.14, so it ends at 16.
+ * S52-4, these rules against d773912's plugin (alternated three times, us):
+ * 256x4096 10.25 -> 9.69, 512x4096 14.28 -> 13.53, 1024x4096 23.35 ->
+ * 22.05, 1024x2048 14.49 -> 13.23, 2048x2048 24.46 -> 21.80; 128x4096 and
+ * 512x2048 (outside them) level. Not measured: a residual gradient, the
+ * H200, whose rules stay. */
+static void rmsi_bwd_f32_few(const rmsi_shape *s, rmsi_config *c)
+{
+    const int64_t nvec = rmsi_nvec(s);
+    if (s->op != RMSI_OP_BWD || s->esz != 4 || s->res || s->hbm_sm <= 0 || s->hbm_sm >= 28 ||
+        c->path != RMSI_PATH_REG)
+        return;
+    rmsi_config m = *c;
+    if (nvec == 1024 && 4 * s->rows >= 7LL * s->sms && s->rows < 32LL * s->sms) {
+        m.tpr = 512;
+        m.rpc = 1;
+        m.cl = 1;
+        m.cache = 0;
+        m.lean = 0;
+    } else if (nvec == 512 && 4 * s->rows >= 31LL * s->sms && s->rows < 16LL * s->sms) {
+        m.tpr = 256;
+        m.rpc = 1;
+        m.cl = 2;
+        m.cache = 2;
+        m.lean = 1;
+    } else {
+        return;
+    }
+    m.nv = rmsi_nv_for(s, m.tpr);
+    m.cps = 0;
+    m.stage = 1;
+    if (m.nv == 2 && rmsi_config_valid(s, &m))
+        *c = m;
+}
+
 /* Backward, bf16 rows of 256 or 512 vectors (2048 or 4096 columns), no
  * residual gradient, at mid row counts: the lean staged kernel (64
  * registers, 4 CTAs of 256 threads an SM) with clusters of 2, whose dw sum
@@ -1537,6 +1638,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             nv = 2;
         if (rmsi_bwd_slow_hbm(s))
             nv = nvec == 1024 ? 4 : 2;
+        if (rmsi_bwd_f32_512(s))
+            nv = 2;
     } else {
         nv = rmsi_bwd_mid512(s) ? 4 : 2;
         if (s->esz == 2 && nvec >= 64 && nvec <= 512 && s->rows < 10LL * s->sms &&
@@ -1563,6 +1666,8 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.nv = rmsi_nv_for(s, c.tpr);
     c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
+    if (rmsi_bwd_pairs_slow_hbm(s) && c.path == RMSI_PATH_REG && c.tpr == 256 && c.nv == 4)
+        c.rpc = 2;
     if (!fwd && c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
         c.rpc = 1; /* two staged rows a CTA do not fit this device */
     if (!fwd && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s)) {
@@ -1577,7 +1682,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
         c.stage = 0;
     }
     if (!fwd && s->cluster && c.path == RMSI_PATH_REG && c.nv >= 2 &&
-        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms) || rmsi_bwd_mid512(s) ||
+        (c.rpc > 1 || (c.tpr <= 128 && s->rows >= 16LL * s->sms) || rmsi_bwd_mid512(s) || rmsi_bwd_f32_512(s) ||
          (nvec > 1024 && s->rows < 31LL * s->sms)))
         /* dw partials summed over clusters of 2 CTAs (S9-1..S9-3,
          * rmsnorm-bench, cl=1 / cl=2 alternated twice: 16384x2048 63.6 ->
@@ -1615,6 +1720,7 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
             c.cl = 2;
     }
     rmsi_bwd_lean_mid(s, &c);
+    rmsi_bwd_f32_few(s, &c);
     *out = c;
 }
 

@@ -313,12 +313,12 @@ static void check_bwd_lean(int64_t rows, int64_t cols, int res, int f16, int lea
     CHECK(!f16 || !rmsi_config_valid(&s, &c), "bwd lean=1 valid for fp16 %lldx%lld", (long long)rows, (long long)cols);
 }
 
-/* A backward config's path, threads a row, vectors, lean bit and cluster,
- * on a device of hbm GB/s of HBM an SM (0: unknown, the H200's rules), for
- * 16-bit rows or (esz 4) fp32 ones; the config must also be valid for the
- * shape. */
+/* A backward config's path, threads a row, vectors, lean bit and cluster
+ * (and rows a CTA where rpc > 0), on a device of hbm GB/s of HBM an SM (0:
+ * unknown, the H200's rules), for 16-bit rows or (esz 4) fp32 ones; the
+ * config must also be valid for the shape. */
 static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path, int tpr, int nv, int lean, int cl,
-                          int hbm = 0, int esz = 2)
+                          int hbm = 0, int esz = 2, int rpc = 0)
 {
     rmsi_shape s = h200_bwd(rows, cols, 1, res, f16);
     rmsi_config c;
@@ -326,11 +326,11 @@ static void check_bwd_cfg(int64_t rows, int64_t cols, int res, int f16, int path
     s.esz = esz;
     rmsi_ladder(&s, &c);
     CHECK(c.path == path && c.tpr == tpr && (path == RMSI_PATH_MULTI || c.nv == nv) && c.lean == lean &&
-              c.cl == cl && rmsi_config_valid(&s, &c),
-          "bwd rule %lldx%lld esz %d res %d f16 %d, %d GB/s an SM: path %d tpr %d nv %d lean %d cl %d, expected "
-          "path %d tpr %d nv %d lean %d cl %d",
-          (long long)rows, (long long)cols, esz, res, f16, hbm, c.path, c.tpr, c.nv, c.lean, c.cl, path, tpr, nv,
-          lean, cl);
+              c.cl == cl && (rpc == 0 || c.rpc == rpc) && rmsi_config_valid(&s, &c),
+          "bwd rule %lldx%lld esz %d res %d f16 %d, %d GB/s an SM: path %d tpr %d nv %d lean %d cl %d rpc %d, "
+          "expected path %d tpr %d nv %d lean %d cl %d rpc %d",
+          (long long)rows, (long long)cols, esz, res, f16, hbm, c.path, c.tpr, c.nv, c.lean, c.cl, c.rpc, path, tpr,
+          nv, lean, cl, rpc);
 }
 
 int main()
@@ -377,7 +377,8 @@ int main()
      * SM (124 at 640 vectors): rows, cols, HBM GB/s an SM, then tpr, nv, lean, cl. 0 GB/s
      * (unknown), 31 and the H200's 37 keep the lean configs; fp16, a residual
      * gradient (but at 640 vectors, below) and 31 rows an SM are not touched
-     * (fp16 from 124 rows an SM: S50, below). */
+     * (fp16 from 124 rows an SM: S50, below; 8192 columns from 124 rows an
+     * SM take two rows a CTA and clusters of 2 since session 52). */
     static const struct {
         int64_t rows, cols;
         int hbm, res, f16, tpr, nv, lean, cl;
@@ -385,7 +386,7 @@ int main()
         {16384, 2048, 25, 0, 0, 128, 2, 0, 2}, {32768, 4096, 25, 0, 0, 256, 2, 0, 1},
         {65536, 4096, 25, 0, 0, 256, 2, 0, 1}, {16368, 5120, 25, 0, 0, 320, 2, 0, 1},
         {16367, 5120, 25, 0, 0, 320, 2, 1, 1}, {65536, 5120, 25, 0, 0, 320, 2, 0, 1},
-        {32768, 8192, 25, 0, 0, 256, 4, 0, 1}, {8183, 8192, 25, 0, 0, 512, 2, 1, 2},
+        {32768, 8192, 25, 0, 0, 256, 4, 0, 2}, {8183, 8192, 25, 0, 0, 512, 2, 1, 2},
         {4096, 2048, 25, 0, 0, 128, 2, 1, 2},  {32768, 4096, 0, 0, 0, 256, 2, 1, 2},
         {32768, 4096, 31, 0, 0, 256, 2, 1, 2}, {32768, 8192, 37, 0, 0, 512, 2, 1, 2},
         {16384, 4096, 25, 1, 0, 128, 4, 0, 2}, {8192, 4096, 25, 0, 1, 256, 2, 0, 1},
@@ -399,16 +400,60 @@ int main()
         /* S50-1, S50-2: fp16 without a residual gradient at 256-640 vectors
          * from 124 rows an SM takes 2 vectors where the many-rows rule gives
          * 4; not at 37 GB/s, 0, 8192 columns, with a residual gradient or
-         * under 124 rows an SM (16367: 4 vectors at 160 threads) */
+         * under 124 rows an SM (16367: 4 vectors at 160 threads); 8192
+     * columns: session 52, below */
         {16368, 5120, 25, 0, 1, 320, 2, 0, 1}, {16367, 5120, 25, 0, 1, 160, 4, 0, 1},
         {65536, 5120, 25, 0, 1, 320, 2, 0, 1}, {16384, 4096, 25, 0, 1, 256, 2, 0, 1},
         {65536, 4096, 25, 0, 1, 256, 2, 0, 1}, {65536, 2048, 25, 0, 1, 128, 2, 0, 2},
         {65536, 2048, 37, 0, 1, 64, 4, 0, 2},  {65536, 4096, 0, 0, 1, 128, 4, 0, 2},
-        {65536, 8192, 25, 0, 1, 256, 4, 0, 1}, {16384, 8192, 25, 0, 1, 256, 4, 0, 1},
         {65536, 4096, 25, 1, 1, 128, 4, 0, 2},
     };
     for (const auto &k : hbm47)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm);
+
+    /* Session 52: 16-bit rows of 1024 vectors without a residual gradient,
+     * from 124 rows an SM under 28 GB/s an SM, two rows a CTA (and so
+     * clusters of 2); not under 124 rows an SM, at 37 or 0 GB/s, with a
+     * residual gradient or at 8200 columns (1025 vectors: 288 threads, one
+     * row a CTA). fp32 rows of 512 vectors from 64 rows an SM under 28 GB/s
+     * an SM: 2 vectors of 256 threads, clusters of 2 (from 16 to 64 rows an
+     * SM the ladder's 256 x 2 without clusters). rows, cols, res, f16, HBM
+     * GB/s an SM, then tpr, nv, cl, rpc; esz. */
+    static const struct {
+        int64_t rows, cols;
+        int res, f16, hbm, tpr, nv, cl, rpc, esz;
+    } pairs52[] = {
+        {16368, 8192, 0, 1, 25, 256, 4, 2, 2, 2}, {65536, 8192, 0, 1, 25, 256, 4, 2, 2, 2},
+        {16367, 8192, 0, 1, 25, 256, 4, 1, 1, 2}, {65536, 8192, 0, 1, 37, 256, 4, 1, 1, 2},
+        {65536, 8192, 0, 1, 0, 256, 4, 1, 1, 2},  {16368, 8192, 0, 0, 25, 256, 4, 2, 2, 2},
+        {16367, 8192, 0, 0, 25, 256, 4, 1, 1, 2}, {65536, 8192, 0, 0, 37, 256, 4, 1, 1, 2},
+        {65536, 8192, 1, 1, 25, 256, 4, 1, 1, 2}, {65536, 8200, 0, 1, 25, 288, 4, 1, 1, 2},
+        {8448, 2048, 0, 0, 25, 256, 2, 2, 1, 4},  {33791, 2048, 0, 0, 25, 256, 2, 2, 1, 4},
+        {8447, 2048, 0, 0, 25, 256, 2, 1, 1, 4},  {65536, 2048, 0, 0, 25, 256, 2, 2, 1, 4},
+        {16384, 2048, 0, 0, 37, 128, 4, 2, 1, 4}, {16384, 2048, 1, 0, 25, 128, 4, 2, 1, 4},
+    };
+    for (const auto &k : pairs52)
+        check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, 0, k.cl, k.hbm, k.esz, k.rpc);
+
+    /* Session 52: fp32 rows under 32 rows an SM under 28 GB/s an SM: 1024
+     * vectors from 1.75 to 32 rows an SM, 2 vectors of 512 threads; 512
+     * vectors from 7.75 to 16 rows an SM, the lean kernel, one row a CTA,
+     * clusters of 2, cache 2 (checked here: the lean bit and one row a CTA).
+     * Not at 37 GB/s, with a residual gradient, or outside the bounds.
+     * rows, cols, res, HBM GB/s an SM, then tpr, nv, lean, cl, rpc. */
+    static const struct {
+        int64_t rows, cols;
+        int res, hbm, tpr, nv, lean, cl, rpc;
+    } few52[] = {
+        {231, 4096, 0, 25, 512, 2, 0, 1, 1},   {4223, 4096, 0, 25, 512, 2, 0, 1, 1},
+        {230, 4096, 0, 25, 256, 4, 0, 1, 1},   {4224, 4096, 0, 25, 256, 4, 0, 1, 1},
+        {512, 4096, 0, 37, 256, 4, 0, 1, 1},   {512, 4096, 1, 25, 256, 4, 0, 1, 1},
+        {1023, 2048, 0, 25, 256, 2, 1, 2, 1},  {2111, 2048, 0, 25, 256, 2, 1, 2, 1},
+        {1022, 2048, 0, 25, 256, 2, 0, 2, 2},  {2112, 2048, 0, 25, 256, 2, 0, 1, 1},
+        {2048, 2048, 0, 37, 256, 2, 0, 2, 2},  {2048, 2048, 1, 25, 256, 2, 0, 2, 2},
+    };
+    for (const auto &k : few52)
+        check_bwd_cfg(k.rows, k.cols, k.res, 0, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm, 4, k.rpc);
 
     /* Session 51: fp32 backward rows of 1025-2048 vectors without a residual
      * gradient take the register path from 2.5 rows an SM (330 at 132 SMs;
