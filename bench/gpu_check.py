@@ -365,8 +365,8 @@ def main():
     bwd_case(ours, 16501, 8192, hf)
     bwd_case(ours, 16400, 8192, hf, pad=8, saved=False)
     bwd_case(ours, 16499, 8192, bf, llama=True)
-    # fp32 rows of 2048 columns from 64 rows an SM there: 2 vectors of 256
-    # threads, clusters of 2 (session 52)
+    # fp32 rows of 2048 columns from 64 rows an SM (sm_90+): 2 vectors of
+    # 256 threads, clusters of 2 (session 52)
     bwd_case(ours, 12300, 2048, f32)
     bwd_case(ours, 9001, 2048, f32, pad=4, saved=False)
     # and under 16 rows an SM: 4096 columns at 2 vectors of 512 threads, 2048

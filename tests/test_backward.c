@@ -170,8 +170,8 @@ static void backward_bf16(void **state) { run_dtype(state, RMSNORM_BF16); }
  * on a 132-SM card: fp32 rows of 1025-2048 vectors, which take the register
  * path from 2.5 rows an SM (gpu/cuda/ladder.cc rmsi_bwd_wide, session 51;
  * clusters of 2 under 31 rows an SM, none above), and fp32 rows of 2048 and
- * 4096 columns at the row counts of session 52's H100 rules
- * (rmsi_bwd_f32_few, rmsi_bwd_f32_512). Every backend runs them. */
+ * 4096 columns at the row counts of session 52's rules (rmsi_bwd_f32_few,
+ * rmsi_bwd_f32_512). Every backend runs them. */
 static void backward_device_rows(void **state)
 {
     static const rmst_bwd_case k[] = {
@@ -179,10 +179,9 @@ static void backward_device_rows(void **state)
         {RMSNORM_F32, 330, 8192, 8192, RMST_W_F32, 1.0f, RMSNORM_ROUND_LLAMA, 1, 0, 0, 1, 1e-6f, 1e3, 0xd0e50002u},
         {RMSNORM_F32, 1000, 4104, 4112, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-5f, 1e-3, 0xd0e50003u},
         {RMSNORM_F32, 4100, 4100, 4100, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0xd0e50004u},
-        /* session 52's rules under 28 GB/s of HBM an SM (an H100): 1024
-         * vectors at 1.75-32 rows an SM, 512 vectors at 7.75-16 (the lean
-         * kernel, one row a CTA) and from 64 rows an SM; a residual gradient
-         * (none of them) beside */
+        /* session 52's rules (sm_90+): 1024 vectors at 1.75-32 rows an
+         * SM, 512 vectors at 7.75-16 (the lean kernel, one row a CTA) and
+         * from 64 rows an SM; a residual gradient (none of them) beside */
         {RMSNORM_F32, 500, 4096, 4096, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0xd0e50005u},
         {RMSNORM_F32, 1501, 2048, 2052, RMST_W_SAME, 0.0f, RMSNORM_ROUND_LLAMA, 1, 0, 0, 1, 1e-6f, 1e2, 0xd0e50006u},
         {RMSNORM_F32, 9000, 2048, 2048, RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, 0, 0, 1, 1, 1e-6f, 1.0, 0xd0e50007u},

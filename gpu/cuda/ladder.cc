@@ -490,10 +490,10 @@ static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
 }
 
 /* Backward, fp32 rows of 512 vectors (2048 columns) without a residual
- * gradient, from 64 rows an SM, on an H100-class device (under 28 GB/s of
- * HBM an SM): 2 vectors of 256 threads with clusters of 2, where the
- * many-rows rule gives 4 vectors of 128 threads (below 64 rows an SM the
- * ladder has 256 x 2 already, without clusters). Found by S51-2's fp32
+ * gradient, from 64 rows an SM, where clusters exist (sm_90+): 2 vectors
+ * of 256 threads with clusters of 2, where the many-rows rule gives 4
+ * vectors of 128 threads (below 64 rows an SM the ladder has 256 x 2
+ * already, without clusters). Found by S51-2's fp32
  * search; S52-1 and S52-2 on H100s (rmsnorm-bench, `tpr=256` pinned, which
  * keeps the ladder's clusters, against the ladder, alternated twice, us):
  * 12288x2048 110.4 -> 103.8, 16384x2048 145.2 -> 136.8 and 144.7 -> 136.5,
@@ -502,18 +502,21 @@ static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
  * times: 9216x2048 84.96 -> 79.55, 12288x2048 110.95 -> 103.90, 16384x2048
  * 145.08 -> 136.73, 32768x2048 282.88 -> 280.92 (8192x2048, below the rule,
  * level); `tpr=256` pinned above 256 rows an SM: 40000x2048 342.7 -> 339.9,
- * 65536x2048 555.8 -> 550.8. A residual gradient and the H200 were not
- * measured. */
+ * 65536x2048 555.8 -> 550.8 (S52-4, against the plugin: 557.7 -> 549.3).
+ * On the H200 (S52-9, this rule against d773912's plugin, alternated
+ * twice): 16384x2048 107.86 -> 100.74; other row counts there were not
+ * measured. Devices without clusters and a residual gradient were not
+ * measured and keep the ladder's config. */
 static int rmsi_bwd_f32_512(const rmsi_shape *s)
 {
-    return s->op == RMSI_OP_BWD && s->esz == 4 && !s->res && s->hbm_sm > 0 && s->hbm_sm < 28 &&
-           rmsi_nvec(s) == 512 && s->rows >= 64LL * s->sms;
+    return s->op == RMSI_OP_BWD && s->esz == 4 && !s->res && s->cluster && rmsi_nvec(s) == 512 &&
+           s->rows >= 64LL * s->sms;
 }
 
-/* Backward, fp32 rows without a residual gradient under 32 rows an SM on an
- * H100-class device (under 28 GB/s of HBM an SM), S51-2's fp32 search's
- * leads pinned against the ladder in S52-3 (rmsnorm-bench, alternated three
- * times, us):
+/* Backward, fp32 rows without a residual gradient under 32 rows an SM where
+ * clusters exist (sm_90+), S51-2's fp32 search's leads (found on an H100)
+ * pinned against the ladder in S52-3 on an H100 (rmsnorm-bench, alternated
+ * three times, us):
  * - 1024 vectors (4096 columns), 1.75 to 32 rows an SM: 2 vectors of 512
  *   threads (`tpr=512`), not 4 of 256: 256x4096 10.19 -> 9.70, 512x4096
  *   14.27 -> 13.46, 1024x4096 23.24 -> 22.03; 128 rows level (6.99 ->
@@ -530,13 +533,15 @@ static int rmsi_bwd_f32_512(const rmsi_shape *s)
  * S52-4, these rules against d773912's plugin (alternated three times, us):
  * 256x4096 10.25 -> 9.69, 512x4096 14.28 -> 13.53, 1024x4096 23.35 ->
  * 22.05, 1024x2048 14.49 -> 13.23, 2048x2048 24.46 -> 21.80; 128x4096 and
- * 512x2048 (outside them) level. Not measured: a residual gradient, the
- * H200, whose rules stay. */
+ * 512x2048 (outside them) level. On the H200 (S52-9, against d773912's
+ * plugin, alternated twice): 512x4096 11.92 -> 11.35, 1024x4096 19.35 ->
+ * 17.67, 1024x2048 12.85 -> 11.25, 2048x2048 21.45 -> 17.35. Not measured:
+ * a residual gradient, devices without clusters (which keep the ladder's
+ * configs; the 2048-column config needs clusters anyway). */
 static void rmsi_bwd_f32_few(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_BWD || s->esz != 4 || s->res || s->hbm_sm <= 0 || s->hbm_sm >= 28 ||
-        c->path != RMSI_PATH_REG)
+    if (s->op != RMSI_OP_BWD || s->esz != 4 || s->res || !s->cluster || c->path != RMSI_PATH_REG)
         return;
     rmsi_config m = *c;
     if (nvec == 1024 && 4 * s->rows >= 7LL * s->sms && s->rows < 32LL * s->sms) {

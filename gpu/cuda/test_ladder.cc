@@ -415,10 +415,11 @@ int main()
      * from 124 rows an SM under 28 GB/s an SM, two rows a CTA (and so
      * clusters of 2); not under 124 rows an SM, at 37 or 0 GB/s, with a
      * residual gradient or at 8200 columns (1025 vectors: 288 threads, one
-     * row a CTA). fp32 rows of 512 vectors from 64 rows an SM under 28 GB/s
-     * an SM: 2 vectors of 256 threads, clusters of 2 (from 16 to 64 rows an
-     * SM the ladder's 256 x 2 without clusters). rows, cols, res, f16, HBM
-     * GB/s an SM, then tpr, nv, cl, rpc; esz. */
+     * row a CTA). fp32 rows of 512 vectors from 64 rows an SM where
+     * clusters exist, at any HBM bandwidth: 2 vectors of 256 threads,
+     * clusters of 2 (from 16 to 64 rows an SM the ladder's 256 x 2 without
+     * clusters). rows, cols, res, f16, HBM GB/s an SM, then tpr, nv, cl,
+     * rpc; esz. */
     static const struct {
         int64_t rows, cols;
         int res, f16, hbm, tpr, nv, cl, rpc, esz;
@@ -430,30 +431,48 @@ int main()
         {65536, 8192, 1, 1, 25, 256, 4, 1, 1, 2}, {65536, 8200, 0, 1, 25, 288, 4, 1, 1, 2},
         {8448, 2048, 0, 0, 25, 256, 2, 2, 1, 4},  {33791, 2048, 0, 0, 25, 256, 2, 2, 1, 4},
         {8447, 2048, 0, 0, 25, 256, 2, 1, 1, 4},  {65536, 2048, 0, 0, 25, 256, 2, 2, 1, 4},
-        {16384, 2048, 0, 0, 37, 128, 4, 2, 1, 4}, {16384, 2048, 1, 0, 25, 128, 4, 2, 1, 4},
+        {16384, 2048, 0, 0, 37, 256, 2, 2, 1, 4}, {16384, 2048, 1, 0, 25, 128, 4, 2, 1, 4},
     };
     for (const auto &k : pairs52)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, 0, k.cl, k.hbm, k.esz, k.rpc);
 
-    /* Session 52: fp32 rows under 32 rows an SM under 28 GB/s an SM: 1024
-     * vectors from 1.75 to 32 rows an SM, 2 vectors of 512 threads; 512
-     * vectors from 7.75 to 16 rows an SM, the lean kernel, one row a CTA,
-     * clusters of 2, cache 2 (checked here: the lean bit and one row a CTA).
-     * Not at 37 GB/s, with a residual gradient, or outside the bounds.
-     * rows, cols, res, HBM GB/s an SM, then tpr, nv, lean, cl, rpc. */
+    /* Session 52: fp32 rows under 32 rows an SM where clusters exist, at
+     * any HBM bandwidth: 1024 vectors from 1.75 to 32 rows an SM, 2 vectors
+     * of 512 threads; 512 vectors from 7.75 to 16 rows an SM, the lean
+     * kernel, one row a CTA, clusters of 2, cache 2 (checked here: the lean
+     * bit and one row a CTA). Not with a residual gradient, outside the
+     * bounds, or without clusters (below). rows, cols, res, HBM GB/s an SM,
+     * then tpr, nv, lean, cl, rpc. */
     static const struct {
         int64_t rows, cols;
         int res, hbm, tpr, nv, lean, cl, rpc;
     } few52[] = {
         {231, 4096, 0, 25, 512, 2, 0, 1, 1},   {4223, 4096, 0, 25, 512, 2, 0, 1, 1},
         {230, 4096, 0, 25, 256, 4, 0, 1, 1},   {4224, 4096, 0, 25, 256, 4, 0, 1, 1},
-        {512, 4096, 0, 37, 256, 4, 0, 1, 1},   {512, 4096, 1, 25, 256, 4, 0, 1, 1},
+        {512, 4096, 0, 37, 512, 2, 0, 1, 1},   {512, 4096, 1, 25, 256, 4, 0, 1, 1},
         {1023, 2048, 0, 25, 256, 2, 1, 2, 1},  {2111, 2048, 0, 25, 256, 2, 1, 2, 1},
         {1022, 2048, 0, 25, 256, 2, 0, 2, 2},  {2112, 2048, 0, 25, 256, 2, 0, 1, 1},
-        {2048, 2048, 0, 37, 256, 2, 0, 2, 2},  {2048, 2048, 1, 25, 256, 2, 0, 2, 2},
+        {2048, 2048, 0, 0, 256, 2, 1, 2, 1},   {2048, 2048, 1, 25, 256, 2, 0, 2, 2},
     };
     for (const auto &k : few52)
         check_bwd_cfg(k.rows, k.cols, k.res, 0, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm, 4, k.rpc);
+    /* ... and without clusters (before sm_90) the fp32 rules keep the
+     * ladder's configs: 4 vectors of 256 threads at 4096 columns, two rows a
+     * CTA at 2048 under 16 rows an SM, 4 vectors of 128 from 64 */
+    static const struct {
+        int64_t rows, cols;
+        int tpr, nv, rpc;
+    } nocl52[] = {{512, 4096, 256, 4, 1}, {2048, 2048, 256, 2, 2}, {16384, 2048, 128, 4, 1}};
+    for (const auto &k : nocl52) {
+        rmsi_shape s = h200_bwd(k.rows, k.cols, 0, 0, 0);
+        rmsi_config c;
+        s.esz = 4;
+        rmsi_ladder(&s, &c);
+        CHECK(c.path == RMSI_PATH_REG && c.tpr == k.tpr && c.nv == k.nv && c.rpc == k.rpc && c.lean == 0 &&
+                  c.cl == 1 && rmsi_config_valid(&s, &c),
+              "bwd fp32 %lldx%lld without clusters: tpr %d nv %d rpc %d lean %d cl %d, expected tpr %d nv %d rpc %d",
+              (long long)k.rows, (long long)k.cols, c.tpr, c.nv, c.rpc, c.lean, c.cl, k.tpr, k.nv, k.rpc);
+    }
 
     /* Session 51: fp32 backward rows of 1025-2048 vectors without a residual
      * gradient take the register path from 2.5 rows an SM (330 at 132 SMs;
