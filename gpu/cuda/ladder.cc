@@ -123,7 +123,12 @@
  *     (stage = 1; session 4: 10-29% faster at 4 vectors, up to 7% at 2), one
  *     row group a CTA (CTAs of >= 64 threads; two rows of 256 threads below
  *     16 rows per SM); 1 vector (narrow rows) prefetches into registers.
- * These rules were set from the H200 searches recorded in docs/perf/h200.md.
+ *     Exceptions by device: under 28 GB/s of HBM an SM (H100-class;
+ *     sessions 47-52) rmsi_bwd_slow_hbm and rmsi_bwd_pairs_slow_hbm; fp32
+ *     rows where clusters exist (session 52) rmsi_bwd_f32_512 and
+ *     rmsi_bwd_f32_few.
+ * These rules were set from the H200 searches recorded in docs/perf/h200.md,
+ * and since session 47 from H100 ones too (labelled there).
  */
 #include "gpu/cuda/ladder.h"
 
