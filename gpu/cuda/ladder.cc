@@ -230,6 +230,7 @@ static int rmsi_fwd_narrow_fused(const rmsi_shape *s)
     return s->rows >= 31LL * s->sms && s->rows < 62LL * s->sms ? 16 : 0;
 }
 
+static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s);
 static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
 {
     if (s->op == RMSI_OP_FWD) {
@@ -251,6 +252,8 @@ static int64_t rmsi_rpc_for(const rmsi_shape *s, int64_t tpr, int stage)
             return narrow;
         stage = 0; /* the forward's stage is where its weights load, not a staged row */
     }
+    if (tpr == 256 && rmsi_nv_for(s, 256) == 4 && rmsi_bwd_pairs_slow_hbm(s))
+        return 2; /* 16-bit rows of 1024 vectors on H100-class HBM (the function's comment) */
     const int64_t solo = s->op == RMSI_OP_FWD ? 2 * RMSI_LADDER_WARP : 128;
     if (stage && tpr >= 256 && tpr <= RMSI_REG_MAXT / 2 && s->rows < 16LL * s->sms && rmsi_nv_for(s, (int)tpr) == 2)
         return 2; /* few rows: two a CTA (S4-4: 1024x4096 13.43 us, one 14.3) */
@@ -471,8 +474,8 @@ static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
 /* Backward, 16-bit rows of 1024 vectors (8192 columns) without a residual
  * gradient, from 124 rows an SM, on an H100-class device (under 28 GB/s of
  * HBM an SM, as rmsi_bwd_slow_hbm): two rows a CTA of 256 threads x 4
- * vectors, and so (the cluster rule for rpc > 1) clusters of 2, where the
- * many-rows rule gives one row a CTA. Twice the threads a CTA halve the dw
+ * vectors (rmsi_rpc_for), and so (the cluster rule for rpc > 1) clusters of
+ * 2, where the many-rows rule gives one row a CTA. Twice the threads a CTA halve the dw
  * partial rows the cap allows per row, and the second row's loads are in
  * flight while the first reduces. Found by S51-2's fp16 search; on H100s,
  * rmsnorm-bench, alternated twice, us:
@@ -521,6 +524,20 @@ static int rmsi_bwd_f32_512(const rmsi_shape *s)
            s->rows >= 64LL * s->sms;
 }
 
+/* A backward rule's register config m (its tpr, rpc, cl, cache and lean
+ * set) as the staged 2-vector kernel, 16-byte, CTAs covering the rows:
+ * taken into c where tpr gives 2 vectors a thread and the config is valid
+ * for the shape (the device's shared memory, clusters), else c stays. */
+static void rmsi_bwd_take_staged2(const rmsi_shape *s, rmsi_config *c, rmsi_config *m)
+{
+    m->vec = 16;
+    m->nv = rmsi_nv_for(s, m->tpr);
+    m->cps = 0;
+    m->stage = 1;
+    if (m->nv == 2 && rmsi_config_valid(s, m))
+        *c = *m;
+}
+
 /* Backward, fp32 rows without a residual gradient under 32 rows an SM where
  * clusters exist (sm_90+), S51-2's fp32 search's leads (found on an H100)
  * pinned against the ladder in S52-3 on an H100 (rmsnorm-bench, alternated
@@ -567,11 +584,7 @@ static void rmsi_bwd_f32_few(const rmsi_shape *s, rmsi_config *c)
     } else {
         return;
     }
-    m.nv = rmsi_nv_for(s, m.tpr);
-    m.cps = 0;
-    m.stage = 1;
-    if (m.nv == 2 && rmsi_config_valid(s, &m))
-        *c = m;
+    rmsi_bwd_take_staged2(s, c, &m);
 }
 
 /* Backward, bf16 rows of 256 or 512 vectors (2048 or 4096 columns), no
@@ -644,13 +657,8 @@ static void rmsi_bwd_lean_mid(const rmsi_shape *s, rmsi_config *c)
     } else {
         return;
     }
-    m.vec = 16;
-    m.nv = rmsi_nv_for(s, m.tpr);
-    m.cps = 0;
-    m.stage = 1;
     m.lean = 1;
-    if (m.nv == 2 && rmsi_config_valid(s, &m))
-        *c = m;
+    rmsi_bwd_take_staged2(s, c, &m);
 }
 
 /* Backward, many bf16 rows of 256 or 512 vectors (2048 or 4096 columns)
@@ -1679,8 +1687,6 @@ void rmsi_ladder(const rmsi_shape *s, rmsi_config *out)
     c.nv = rmsi_nv_for(s, c.tpr);
     c.stage = rmsi_stage_for(s, &c);
     c.rpc = (int)rmsi_rpc_for(s, tpr, c.stage);
-    if (rmsi_bwd_pairs_slow_hbm(s) && c.path == RMSI_PATH_REG && c.tpr == 256 && c.nv == 4)
-        c.rpc = 2;
     if (!fwd && c.stage && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s))
         c.rpc = 1; /* two staged rows a CTA do not fit this device */
     if (!fwd && rmsi_bwd_smem(s, &c) > rmsi_smem_cap(s)) {
