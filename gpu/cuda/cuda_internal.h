@@ -3,6 +3,7 @@
 #define RMSNORM_GPU_CUDA_INTERNAL_H
 
 #include "rmsnorm_backend.h"
+#include "gpu/common/host_runtime.h"
 #include "gpu/common/kernel_args.h"
 
 /* SM count of the current device (cached per ordinal); 0 on failure. */
@@ -24,20 +25,9 @@ int rmsi_cuda_l2_discard(void);
  * RMSNORM_CUDA_PDL=0 in the environment at the first call). */
 int rmsi_cuda_pdl(void);
 
-/* The stream an op runs on: the caller's, or, when the caller passed NULL
- * inside time_region's graph capture, the capture stream (the legacy default
- * stream cannot be captured). */
-void *rmsi_cuda_stream(void *stream);
-
-rmsnorm_status rmsi_cuda_mem_alloc(size_t bytes, void **p);
-rmsnorm_status rmsi_cuda_mem_free(void *p);
-rmsnorm_status rmsi_cuda_mem_copy(void *dst, const void *src, size_t bytes, rmsnorm_copy_dir dir,
-                                  void *stream);
-rmsnorm_status rmsi_cuda_synchronize(void *stream);
+/* The table's probe: gpu/common/host_runtime.h's on this device's SMs. */
 rmsnorm_status rmsi_cuda_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                                size_t bytes, void *stream);
-rmsnorm_status rmsi_cuda_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
-                                     void *stream, double *seconds);
 rmsnorm_status rmsi_cuda_describe(char *buf, size_t n);
 rmsnorm_status rmsi_cuda_device_busy(int *busy, char *why, size_t n);
 

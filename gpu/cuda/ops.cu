@@ -86,7 +86,7 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, nullptr);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_cuda_stream(stream), rmsi_cuda_pdl()) != 0)
+    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_gpu_stream(stream), rmsi_cuda_pdl()) != 0)
         return RMSNORM_ERR_DEVICE;
     return RMSNORM_OK;
 }
@@ -97,7 +97,7 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
     const int dtype = rmsi_ktype(a->x.dtype);
     const int wdtype = a->weight ? rmsi_ktype(a->weight_dtype) : dtype;
     const int64_t esz = dtype == RMSI_T_F32 ? 4 : 2;
-    void *st = rmsi_cuda_stream(stream);
+    void *st = rmsi_gpu_stream(stream);
     rmsi_bwd_params p;
     rmsi_config c;
     int64_t grid = 0;

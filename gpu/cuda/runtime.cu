@@ -1,7 +1,8 @@
 /*
- * Memory, synchronisation, probes and timing for the "cuda" table. Each
- * runtime error is cleared (cudaGetLastError) and reported as
- * RMSNORM_ERR_DEVICE; nothing here aborts.
+ * The device facts of the "cuda" table (what the ladder and the kernels'
+ * launches ask, cached per device) and its probe entry. Memory, copies,
+ * synchronisation and timing are gpu/common/host_runtime.cc's. Nothing here
+ * aborts: a failed query reads as 0.
  */
 #include <cuda_runtime.h>
 #include <stdlib.h>
@@ -12,14 +13,6 @@
 
 static int rmsi_sm_cache[RMSI_MAX_DEVICES];
 static int rmsi_smem_cache[RMSI_MAX_DEVICES];
-
-static rmsnorm_status rmsi_cuda_err(cudaError_t e)
-{
-    if (e == cudaSuccess)
-        return RMSNORM_OK;
-    (void)cudaGetLastError();
-    return RMSNORM_ERR_DEVICE;
-}
 
 /* A value of the current device, get(dev, arg), cached per device (0 on
  * error, and not cached). */
@@ -133,154 +126,8 @@ int rmsi_cuda_pdl(void)
     return rmsi_env_on(&env, "RMSNORM_CUDA_PDL") && rmsi_cuda_attr(rmsi_cc_cache, cudaDevAttrComputeCapabilityMajor) >= 9;
 }
 
-static thread_local void *rmsi_capture_stream = nullptr;
-
-void *rmsi_cuda_stream(void *stream)
-{
-    return stream ? stream : rmsi_capture_stream;
-}
-
-rmsnorm_status rmsi_cuda_mem_alloc(size_t bytes, void **p)
-{
-    if (!p)
-        return RMSNORM_ERR_NULL_POINTER;
-    *p = nullptr;
-    if (bytes == 0)
-        return RMSNORM_ERR_BAD_SHAPE;
-    return rmsi_cuda_err(cudaMalloc(p, bytes));
-}
-
-rmsnorm_status rmsi_cuda_mem_free(void *p)
-{
-    return rmsi_cuda_err(cudaFree(p));
-}
-
-rmsnorm_status rmsi_cuda_mem_copy(void *dst, const void *src, size_t bytes, rmsnorm_copy_dir dir,
-                                  void *stream)
-{
-    cudaMemcpyKind kind;
-    switch (dir) {
-    case RMSNORM_COPY_TO_BACKEND: kind = cudaMemcpyHostToDevice; break;
-    case RMSNORM_COPY_TO_HOST: kind = cudaMemcpyDeviceToHost; break;
-    case RMSNORM_COPY_WITHIN_BACKEND: kind = cudaMemcpyDeviceToDevice; break;
-    default: return RMSNORM_ERR_BAD_ARGUMENT;
-    }
-    if (bytes == 0)
-        return RMSNORM_OK;
-    if (!dst || !src)
-        return RMSNORM_ERR_NULL_POINTER;
-    /* NULL stream: the ABI promises a synchronous copy. */
-    if (!stream)
-        return rmsi_cuda_err(cudaMemcpy(dst, src, bytes, kind));
-    return rmsi_cuda_err(cudaMemcpyAsync(dst, src, bytes, kind, (cudaStream_t)stream));
-}
-
-rmsnorm_status rmsi_cuda_synchronize(void *stream)
-{
-    if (!stream)
-        return rmsi_cuda_err(cudaDeviceSynchronize());
-    return rmsi_cuda_err(cudaStreamSynchronize((cudaStream_t)stream));
-}
-
 rmsnorm_status rmsi_cuda_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                                size_t bytes, void *stream)
 {
-    int k, nt;
-    switch (kind) {
-    case RMSNORM_PROBE_COPY: k = 0; nt = 0; break;
-    case RMSNORM_PROBE_WRITE: k = 1; nt = 0; break;
-    case RMSNORM_PROBE_R2W1: k = 2; nt = 0; break;
-    case RMSNORM_PROBE_COPY_NT: k = 0; nt = 1; break;
-    case RMSNORM_PROBE_WRITE_NT: k = 1; nt = 1; break;
-    case RMSNORM_PROBE_R2W1_NT: k = 2; nt = 1; break;
-    default: return RMSNORM_ERR_BAD_ARGUMENT;
-    }
-    if (!dst || (k != 1 && !src0) || (k == 2 && !src1))
-        return RMSNORM_ERR_NULL_POINTER;
-    if (rmsi_launch_probe(k, nt, dst, src0, src1, bytes, rmsi_cuda_sms(), rmsi_cuda_stream(stream)) != 0)
-        return RMSNORM_ERR_DEVICE;
-    return RMSNORM_OK;
-}
-
-/* use_graph: the reps calls are captured into one graph on a stream of ours
- * (or the caller's), the graph is replayed once to warm up, and one replay is
- * timed; without it, the calls are timed as issued. */
-rmsnorm_status rmsi_cuda_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
-                                     void *stream, double *seconds)
-{
-    cudaEvent_t e0 = nullptr, e1 = nullptr;
-    cudaStream_t s = (cudaStream_t)stream;
-    cudaStream_t own = nullptr;
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t ge = nullptr;
-    rmsnorm_status st = RMSNORM_OK;
-    float ms = 0.0f;
-    if (!fn || !seconds)
-        return RMSNORM_ERR_NULL_POINTER;
-    if (reps < 1)
-        return RMSNORM_ERR_BAD_ARGUMENT;
-    *seconds = 0.0;
-    if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
-        st = RMSNORM_ERR_DEVICE;
-        goto out;
-    }
-    if (!use_graph) {
-        if (cudaEventRecord(e0, s) != cudaSuccess) {
-            st = RMSNORM_ERR_DEVICE;
-            goto out;
-        }
-        for (int i = 0; i < reps && st == RMSNORM_OK; i++)
-            st = fn(ctx);
-        if (st != RMSNORM_OK)
-            goto out;
-        if (cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) {
-            st = RMSNORM_ERR_DEVICE;
-            goto out;
-        }
-    } else {
-        if (!s) {
-            if (cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking) != cudaSuccess) {
-                st = RMSNORM_ERR_DEVICE;
-                goto out;
-            }
-            s = own;
-            rmsi_capture_stream = own;
-        }
-        if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-            st = RMSNORM_ERR_DEVICE;
-            goto out;
-        }
-        for (int i = 0; i < reps && st == RMSNORM_OK; i++)
-            st = fn(ctx);
-        if (cudaStreamEndCapture(s, &g) != cudaSuccess && st == RMSNORM_OK)
-            st = RMSNORM_ERR_DEVICE;
-        if (st != RMSNORM_OK)
-            goto out;
-        if (cudaGraphInstantiate(&ge, g, 0) != cudaSuccess || cudaGraphLaunch(ge, s) != cudaSuccess ||
-            cudaEventRecord(e0, s) != cudaSuccess || cudaGraphLaunch(ge, s) != cudaSuccess ||
-            cudaEventRecord(e1, s) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess) {
-            st = RMSNORM_ERR_DEVICE;
-            goto out;
-        }
-    }
-    if (cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
-        st = RMSNORM_ERR_DEVICE;
-    else
-        *seconds = (double)ms * 1e-3;
-out:
-    rmsi_capture_stream = nullptr;
-    if (ge)
-        (void)cudaGraphExecDestroy(ge);
-    if (g)
-        (void)cudaGraphDestroy(g);
-    if (own) {
-        (void)cudaStreamSynchronize(own);
-        (void)cudaStreamDestroy(own);
-    }
-    if (e0)
-        (void)cudaEventDestroy(e0);
-    if (e1)
-        (void)cudaEventDestroy(e1);
-    (void)cudaGetLastError();
-    return st;
+    return rmsi_gpu_probe(kind, dst, src0, src1, bytes, rmsi_cuda_sms(), stream);
 }

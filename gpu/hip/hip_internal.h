@@ -7,6 +7,7 @@
 #define RMSNORM_GPU_HIP_INTERNAL_H
 
 #include "rmsnorm_backend.h"
+#include "gpu/common/host_runtime.h"
 #include "gpu/common/kernel_args.h"
 
 /* What the ladder needs to know about the current device, read once per
@@ -19,19 +20,9 @@ typedef struct rmsi_hip_device {
 
 int rmsi_hip_device_get(rmsi_hip_device *d);
 
-/* The stream an op runs on: the caller's, or time_region's capture stream
- * when the caller passed NULL inside a graph capture. */
-void *rmsi_hip_stream(void *stream);
-
-rmsnorm_status rmsi_hip_mem_alloc(size_t bytes, void **p);
-rmsnorm_status rmsi_hip_mem_free(void *p);
-rmsnorm_status rmsi_hip_mem_copy(void *dst, const void *src, size_t bytes, rmsnorm_copy_dir dir,
-                                 void *stream);
-rmsnorm_status rmsi_hip_synchronize(void *stream);
+/* The table's probe: gpu/common/host_runtime.h's on this device's CUs. */
 rmsnorm_status rmsi_hip_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                               size_t bytes, void *stream);
-rmsnorm_status rmsi_hip_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
-                                    void *stream, double *seconds);
 rmsnorm_status rmsi_hip_describe(char *buf, size_t n);
 rmsnorm_status rmsi_hip_device_busy(int *busy, char *why, size_t n);
 

@@ -66,7 +66,7 @@ rmsnorm_status rmsi_hip_forward(const rmsnorm_forward_args *a, void *stream)
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid);
     if (rc == -1)
         return RMSNORM_ERR_UNSUPPORTED;
-    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_hip_stream(stream), 0) != 0)
+    if (rc != 0 || rmsi_launch_forward(&p, dtype, wdtype, &c, grid, rmsi_gpu_stream(stream), 0) != 0)
         return rmsi_hip_launch_failed();
     return RMSNORM_OK;
 }
@@ -77,7 +77,7 @@ rmsnorm_status rmsi_hip_backward(const rmsnorm_backward_args *a, void *stream)
     const int dtype = rmsi_ktype(a->x.dtype);
     const int wdtype = a->weight ? rmsi_ktype(a->weight_dtype) : dtype;
     const int64_t esz = dtype == RMSI_T_F32 ? 4 : 2;
-    void *st = rmsi_hip_stream(stream);
+    void *st = rmsi_gpu_stream(stream);
     rmsi_bwd_params p;
     rmsi_hip_shape s = {};
     rmsi_config c;
