@@ -6,6 +6,8 @@
  */
 #include "gpu/common/host_runtime.h"
 
+#include <stdio.h>
+
 #include "gpu/common/host_vendor.h"
 #include "gpu/common/kernel_args.h"
 
@@ -87,6 +89,40 @@ rmsnorm_status rmsi_gpu_probe(rmsnorm_probe kind, void *dst, const void *src0, c
         (void)cudaGetLastError();
         return RMSNORM_ERR_DEVICE;
     }
+    return RMSNORM_OK;
+}
+
+/* Memory another context plausibly holds: our own costs about 0.5 GiB. */
+#define RMSI_BUSY_BYTES (2ull << 30)
+
+rmsnorm_status rmsi_gpu_device_busy(int *busy, char *why, size_t n,
+                                    int (*smi)(int dev, int *busy, char *why, size_t n),
+                                    const char *smi_name)
+{
+    size_t free_b = 0, total_b = 0;
+    int dev = 0;
+    char dummy[8];
+    if (!busy)
+        return RMSNORM_ERR_NULL_POINTER;
+    if (!why || n == 0) {
+        why = dummy;
+        n = sizeof dummy;
+    }
+    *busy = 0;
+    why[0] = '\0';
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return RMSNORM_ERR_DEVICE;
+    }
+    if (smi(dev, busy, why, n) == 0)
+        return RMSNORM_OK;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return RMSNORM_ERR_DEVICE;
+    }
+    *busy = total_b - free_b > RMSI_BUSY_BYTES;
+    snprintf(why, n, "no %s; %.2f GiB of %.1f GiB in use", smi_name,
+             (double)(total_b - free_b) / (double)(1ull << 30), (double)total_b / (double)(1ull << 30));
     return RMSNORM_OK;
 }
 

@@ -25,6 +25,12 @@ rmsnorm_status rmsi_gpu_synchronize(void *stream);
  * device could not be asked, RMSNORM_ERR_DEVICE), after the table's checks. */
 rmsnorm_status rmsi_gpu_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                               size_t bytes, int units, void *stream);
+/* device_busy: smi(dev, busy, why, n), the vendor's management library
+ * (NVML, rocm_smi; 0 when it answered), else memory in use beyond 2 GiB;
+ * smi_name names the library in the fallback's text. */
+rmsnorm_status rmsi_gpu_device_busy(int *busy, char *why, size_t n,
+                                    int (*smi)(int dev, int *busy, char *why, size_t n),
+                                    const char *smi_name);
 rmsnorm_status rmsi_gpu_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
                                     void *stream, double *seconds);
 

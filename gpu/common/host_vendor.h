@@ -21,6 +21,7 @@
 #define cudaEventSynchronize hipEventSynchronize
 #define cudaEvent_t hipEvent_t
 #define cudaFree hipFree
+#define cudaGetDevice hipGetDevice
 #define cudaGetLastError hipGetLastError
 #define cudaGraphDestroy hipGraphDestroy
 #define cudaGraphExecDestroy hipGraphExecDestroy
@@ -28,6 +29,7 @@
 #define cudaGraphLaunch hipGraphLaunch
 #define cudaGraph_t hipGraph_t
 #define cudaMalloc hipMalloc
+#define cudaMemGetInfo hipMemGetInfo
 #define cudaMemcpy hipMemcpy
 #define cudaMemcpyAsync hipMemcpyAsync
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice

@@ -12,9 +12,6 @@
 
 #include "gpu/cuda/cuda_internal.h"
 
-/* Memory another context plausibly holds: our own context costs ~0.5 GiB. */
-#define RMSI_BUSY_BYTES (2ull << 30)
-
 rmsnorm_status rmsi_cuda_describe(char *buf, size_t n)
 {
     cudaDeviceProp prop;
@@ -83,29 +80,5 @@ static int rmsi_nvml_busy(int dev, int *busy, char *why, size_t n)
 
 rmsnorm_status rmsi_cuda_device_busy(int *busy, char *why, size_t n)
 {
-    size_t free_b = 0, total_b = 0;
-    int dev = 0;
-    char dummy[8];
-    if (!busy)
-        return RMSNORM_ERR_NULL_POINTER;
-    if (!why || n == 0) {
-        why = dummy;
-        n = sizeof dummy;
-    }
-    *busy = 0;
-    why[0] = '\0';
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return RMSNORM_ERR_DEVICE;
-    }
-    if (rmsi_nvml_busy(dev, busy, why, n) == 0)
-        return RMSNORM_OK;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return RMSNORM_ERR_DEVICE;
-    }
-    *busy = total_b - free_b > RMSI_BUSY_BYTES;
-    snprintf(why, n, "no nvml; %.2f GiB of %.1f GiB in use", (double)(total_b - free_b) / (double)(1ull << 30),
-             (double)total_b / (double)(1ull << 30));
-    return RMSNORM_OK;
+    return rmsi_gpu_device_busy(busy, why, n, rmsi_nvml_busy, "nvml");
 }

@@ -12,9 +12,6 @@
 
 #include "gpu/hip/hip_internal.h"
 
-/* Memory another process plausibly holds: our own context costs well under this. */
-#define RMSI_BUSY_BYTES (2ull << 30)
-
 rmsnorm_status rmsi_hip_describe(char *buf, size_t n)
 {
     hipDeviceProp_t prop;
@@ -87,29 +84,5 @@ static int rmsi_rsmi_busy(int dev, int *busy, char *why, size_t n)
 
 rmsnorm_status rmsi_hip_device_busy(int *busy, char *why, size_t n)
 {
-    size_t free_b = 0, total_b = 0;
-    int dev = 0;
-    char dummy[8];
-    if (!busy)
-        return RMSNORM_ERR_NULL_POINTER;
-    if (!why || n == 0) {
-        why = dummy;
-        n = sizeof dummy;
-    }
-    *busy = 0;
-    why[0] = '\0';
-    if (hipGetDevice(&dev) != hipSuccess) {
-        (void)hipGetLastError();
-        return RMSNORM_ERR_DEVICE;
-    }
-    if (rmsi_rsmi_busy(dev, busy, why, n) == 0)
-        return RMSNORM_OK;
-    if (hipMemGetInfo(&free_b, &total_b) != hipSuccess) {
-        (void)hipGetLastError();
-        return RMSNORM_ERR_DEVICE;
-    }
-    *busy = total_b - free_b > RMSI_BUSY_BYTES;
-    snprintf(why, n, "no rocm_smi; %.2f GiB of %.1f GiB in use", (double)(total_b - free_b) / (double)(1ull << 30),
-             (double)total_b / (double)(1ull << 30));
-    return RMSNORM_OK;
+    return rmsi_gpu_device_busy(busy, why, n, rmsi_rsmi_busy, "rocm_smi");
 }
