@@ -181,11 +181,15 @@ static void backward_device_rows(void **state)
         {RMSNORM_F32, 4100, 4100, 4100, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0xd0e50004u},
         /* session 52's rules (sm_90+): 1024 vectors at 1.75-32 rows an
          * SM, 512 vectors at 7.75-16 (the lean kernel, one row a CTA) and
-         * from 64 rows an SM; a residual gradient (none of them) beside */
+         * from 64 rows an SM; a residual gradient beside */
         {RMSNORM_F32, 500, 4096, 4096, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0xd0e50005u},
         {RMSNORM_F32, 1501, 2048, 2052, RMST_W_SAME, 0.0f, RMSNORM_ROUND_LLAMA, 1, 0, 0, 1, 1e-6f, 1e2, 0xd0e50006u},
         {RMSNORM_F32, 9000, 2048, 2048, RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, 0, 0, 1, 1, 1e-6f, 1.0, 0xd0e50007u},
         {RMSNORM_F32, 1501, 2048, 2048, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 1, 0, 1, 1e-6f, 1.0, 0xd0e50008u},
+        /* and with a residual gradient, which takes them under 28 GB/s of
+         * HBM an SM (an H100; session 53) */
+        {RMSNORM_F32, 1024, 4096, 4100, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 1, 0, 1, 1e-6f, 1.0, 0xd0e50009u},
+        {RMSNORM_F32, 12000, 2048, 2048, RMST_W_SAME, 0.0f, RMSNORM_ROUND_LLAMA, 1, 1, 1, 1, 1e-6f, 1e2, 0xd0e5000au},
     };
     const rmst_backend *tb = rmst_backend_of(state);
     size_t failed = 0;

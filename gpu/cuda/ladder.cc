@@ -126,7 +126,8 @@
  *     Exceptions by device: under 28 GB/s of HBM an SM (H100-class;
  *     sessions 47-52) rmsi_bwd_slow_hbm and rmsi_bwd_pairs_slow_hbm; fp32
  *     rows where clusters exist (session 52) rmsi_bwd_f32_512 and
- *     rmsi_bwd_f32_few.
+ *     rmsi_bwd_f32_few (with a residual gradient under 28 GB/s an SM,
+ *     session 53).
  * These rules were set from the H200 searches recorded in docs/perf/h200.md,
  * and since session 47 from H100 ones too (labelled there).
  */
@@ -500,8 +501,22 @@ static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
            rmsi_nvec(s) == 1024 && s->rows >= 124LL * s->sms;
 }
 
+/* The fp32 backward rules below (rmsi_bwd_f32_512, rmsi_bwd_f32_few) with a
+ * residual gradient: on H100-class HBM (under 28 GB/s an SM, as
+ * rmsi_bwd_slow_hbm) only, where they were measured. S53-4 on an H100
+ * (rmsnorm-bench backward-res, each rule's config pinned against the ladder,
+ * alternated twice, us; each pin resolves to the rule's config exactly):
+ * 2048x2048 28.88 -> 27.32 (the lean config), 16384x2048 184.4 -> 181.7
+ * (256 x 2, clusters of 2), 1024x4096 28.22 -> 27.24 and 4096x4096 94.0 ->
+ * 92.9 (512 x 2). The H200 was not measured with a residual gradient and
+ * keeps the ladder's configs there. */
+static int rmsi_bwd_f32_res_ok(const rmsi_shape *s)
+{
+    return !s->res || (s->hbm_sm > 0 && s->hbm_sm < 28);
+}
+
 /* Backward, fp32 rows of 512 vectors (2048 columns) without a residual
- * gradient, from 64 rows an SM, where clusters exist (sm_90+): 2 vectors
+ * gradient (with one: rmsi_bwd_f32_res_ok), from 64 rows an SM, where clusters exist (sm_90+): 2 vectors
  * of 256 threads with clusters of 2, where the many-rows rule gives 4
  * vectors of 128 threads (below 64 rows an SM the ladder has 256 x 2
  * already, without clusters). Found by S51-2's fp32
@@ -516,11 +531,11 @@ static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
  * 65536x2048 555.8 -> 550.8 (S52-4, against the plugin: 557.7 -> 549.3).
  * On the H200 (S52-9, this rule against d773912's plugin, alternated
  * twice): 16384x2048 107.86 -> 100.74; other row counts there were not
- * measured. Devices without clusters and a residual gradient were not
- * measured and keep the ladder's config. */
+ * measured. Devices without clusters were not measured and keep the
+ * ladder's config. */
 static int rmsi_bwd_f32_512(const rmsi_shape *s)
 {
-    return s->op == RMSI_OP_BWD && s->esz == 4 && !s->res && s->cluster && rmsi_nvec(s) == 512 &&
+    return s->op == RMSI_OP_BWD && s->esz == 4 && rmsi_bwd_f32_res_ok(s) && s->cluster && rmsi_nvec(s) == 512 &&
            s->rows >= 64LL * s->sms;
 }
 
@@ -538,7 +553,8 @@ static void rmsi_bwd_take_staged2(const rmsi_shape *s, rmsi_config *c, rmsi_conf
         *c = *m;
 }
 
-/* Backward, fp32 rows without a residual gradient under 32 rows an SM where
+/* Backward, fp32 rows without a residual gradient (with one:
+ * rmsi_bwd_f32_res_ok) under 32 rows an SM where
  * clusters exist (sm_90+), S51-2's fp32 search's leads (found on an H100)
  * pinned against the ladder in S52-3 on an H100 (rmsnorm-bench, alternated
  * three times, us):
@@ -561,12 +577,12 @@ static void rmsi_bwd_take_staged2(const rmsi_shape *s, rmsi_config *c, rmsi_conf
  * 512x2048 (outside them) level. On the H200 (S52-9, against d773912's
  * plugin, alternated twice): 512x4096 11.92 -> 11.35, 1024x4096 19.35 ->
  * 17.67, 1024x2048 12.85 -> 11.25, 2048x2048 21.45 -> 17.35. Not measured:
- * a residual gradient, devices without clusters (which keep the ladder's
- * configs; the 2048-column config needs clusters anyway). */
+ * devices without clusters (which keep the ladder's configs; the
+ * 2048-column config needs clusters anyway). */
 static void rmsi_bwd_f32_few(const rmsi_shape *s, rmsi_config *c)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_BWD || s->esz != 4 || s->res || !s->cluster || c->path != RMSI_PATH_REG)
+    if (s->op != RMSI_OP_BWD || s->esz != 4 || !rmsi_bwd_f32_res_ok(s) || !s->cluster || c->path != RMSI_PATH_REG)
         return;
     rmsi_config m = *c;
     if (nvec == 1024 && 4 * s->rows >= 7LL * s->sms && s->rows < 32LL * s->sms) {

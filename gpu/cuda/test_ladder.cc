@@ -418,7 +418,8 @@ int main()
      * row a CTA). fp32 rows of 512 vectors from 64 rows an SM where
      * clusters exist, at any HBM bandwidth: 2 vectors of 256 threads,
      * clusters of 2 (from 16 to 64 rows an SM the ladder's 256 x 2 without
-     * clusters). rows, cols, res, f16, HBM GB/s an SM, then tpr, nv, cl,
+     * clusters; with a residual gradient only under 28 GB/s an SM, session
+     * 53). rows, cols, res, f16, HBM GB/s an SM, then tpr, nv, cl,
      * rpc; esz. */
     static const struct {
         int64_t rows, cols;
@@ -431,7 +432,8 @@ int main()
         {65536, 8192, 1, 1, 25, 256, 4, 1, 1, 2}, {65536, 8200, 0, 1, 25, 288, 4, 1, 1, 2},
         {8448, 2048, 0, 0, 25, 256, 2, 2, 1, 4},  {33791, 2048, 0, 0, 25, 256, 2, 2, 1, 4},
         {8447, 2048, 0, 0, 25, 256, 2, 1, 1, 4},  {65536, 2048, 0, 0, 25, 256, 2, 2, 1, 4},
-        {16384, 2048, 0, 0, 37, 256, 2, 2, 1, 4}, {16384, 2048, 1, 0, 25, 128, 4, 2, 1, 4},
+        {16384, 2048, 0, 0, 37, 256, 2, 2, 1, 4}, {16384, 2048, 1, 0, 25, 256, 2, 2, 1, 4},
+        {16384, 2048, 1, 0, 37, 128, 4, 2, 1, 4}, {16384, 2048, 1, 0, 0, 128, 4, 2, 1, 4},
     };
     for (const auto &k : pairs52)
         check_bwd_cfg(k.rows, k.cols, k.res, k.f16, RMSI_PATH_REG, k.tpr, k.nv, 0, k.cl, k.hbm, k.esz, k.rpc);
@@ -440,8 +442,8 @@ int main()
      * any HBM bandwidth: 1024 vectors from 1.75 to 32 rows an SM, 2 vectors
      * of 512 threads; 512 vectors from 7.75 to 16 rows an SM, the lean
      * kernel, one row a CTA, clusters of 2, cache 2 (checked here: the lean
-     * bit and one row a CTA). Not with a residual gradient, outside the
-     * bounds, or without clusters (below). rows, cols, res, HBM GB/s an SM,
+     * bit and one row a CTA). With a residual gradient only under 28 GB/s
+     * an SM (session 53); not outside the bounds, or without clusters (below). rows, cols, res, HBM GB/s an SM,
      * then tpr, nv, lean, cl, rpc. */
     static const struct {
         int64_t rows, cols;
@@ -449,10 +451,12 @@ int main()
     } few52[] = {
         {231, 4096, 0, 25, 512, 2, 0, 1, 1},   {4223, 4096, 0, 25, 512, 2, 0, 1, 1},
         {230, 4096, 0, 25, 256, 4, 0, 1, 1},   {4224, 4096, 0, 25, 256, 4, 0, 1, 1},
-        {512, 4096, 0, 37, 512, 2, 0, 1, 1},   {512, 4096, 1, 25, 256, 4, 0, 1, 1},
+        {512, 4096, 0, 37, 512, 2, 0, 1, 1},   {512, 4096, 1, 25, 512, 2, 0, 1, 1},
+        {512, 4096, 1, 37, 256, 4, 0, 1, 1},   {512, 4096, 1, 0, 256, 4, 0, 1, 1},
         {1023, 2048, 0, 25, 256, 2, 1, 2, 1},  {2111, 2048, 0, 25, 256, 2, 1, 2, 1},
         {1022, 2048, 0, 25, 256, 2, 0, 2, 2},  {2112, 2048, 0, 25, 256, 2, 0, 1, 1},
-        {2048, 2048, 0, 0, 256, 2, 1, 2, 1},   {2048, 2048, 1, 25, 256, 2, 0, 2, 2},
+        {2048, 2048, 0, 0, 256, 2, 1, 2, 1},   {2048, 2048, 1, 25, 256, 2, 1, 2, 1},
+        {2048, 2048, 1, 0, 256, 2, 0, 2, 2},   {2048, 2048, 1, 37, 256, 2, 0, 2, 2},
     };
     for (const auto &k : few52)
         check_bwd_cfg(k.rows, k.cols, k.res, 0, RMSI_PATH_REG, k.tpr, k.nv, k.lean, k.cl, k.hbm, 4, k.rpc);
