@@ -403,6 +403,14 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
            s->rows < 16LL * s->sms;
 }
 
+/* An H100-class device: under 28 GB/s of HBM an SM (the H100 SXM's 25; the
+ * H200's about 37), where the rules measured on H100s apply. A driver that
+ * reports no bandwidth (hbm_sm 0) gets the H200's rules. */
+static int rmsi_slow_hbm_dev(const rmsi_shape *s)
+{
+    return s->hbm_sm > 0 && s->hbm_sm < 28;
+}
+
 /* Backward, bf16 rows of 256, 512, 640 or 1024 vectors without a residual
  * gradient (with one, see below), from 62 rows an SM (124 at 640), on a
  * device with less HBM bandwidth an SM than the H200 the lean rules below
@@ -461,7 +469,7 @@ static int rmsi_bwd_mid512(const rmsi_shape *s)
 static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
 {
     const int64_t nvec = rmsi_nvec(s);
-    if (s->op != RMSI_OP_BWD || s->esz != 2 || s->hbm_sm <= 0 || s->hbm_sm >= 28)
+    if (s->op != RMSI_OP_BWD || s->esz != 2 || !rmsi_slow_hbm_dev(s))
         return 0;
     if (s->f16)
         return !s->res && (nvec == 256 || nvec == 512 || nvec == 640) && s->rows >= 124LL * s->sms;
@@ -497,7 +505,7 @@ static int rmsi_bwd_slow_hbm(const rmsi_shape *s)
  * level (0.2-0.4% slower). Not measured: the H200 (whose rules stay). */
 static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
 {
-    return s->op == RMSI_OP_BWD && s->esz == 2 && !s->res && s->hbm_sm > 0 && s->hbm_sm < 28 &&
+    return s->op == RMSI_OP_BWD && s->esz == 2 && !s->res && rmsi_slow_hbm_dev(s) &&
            rmsi_nvec(s) == 1024 && s->rows >= 124LL * s->sms;
 }
 
@@ -512,7 +520,7 @@ static int rmsi_bwd_pairs_slow_hbm(const rmsi_shape *s)
  * keeps the ladder's configs there. */
 static int rmsi_bwd_f32_res_ok(const rmsi_shape *s)
 {
-    return !s->res || (s->hbm_sm > 0 && s->hbm_sm < 28);
+    return !s->res || rmsi_slow_hbm_dev(s);
 }
 
 /* Backward, fp32 rows of 512 vectors (2048 columns) without a residual
