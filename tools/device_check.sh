@@ -2,8 +2,10 @@
 # One device call that closes the loop on a GPU machine (docs/gpu.md,
 # docs/fuzzing.md): a short benchmark of the fused ops first (alone on the GPU,
 # so its numbers mean something), then, in parallel, the cmocka suites on the
-# cuda backend, the Python binding's CUDA tests and four differential fuzzers
-# (2 x fuzz_forward, 2 x fuzz_backward, different seeds) for FUZZ_SECONDS each.
+# cuda backend, the Python binding's CUDA tests and the differential fuzzers
+# (fuzz_forward and fuzz_backward once per seed: four by default) for FUZZ_SECONDS each.
+# FUZZ_SEEDS="3 4" picks the seeds (default "1 2"; one process per harness and seed: the
+# drivers' -gen mode is deterministic per seed, so a new seed is new inputs);
 # REPLAY="corpus files" replays those first; SKIP_BENCH=1 skips the benchmark; TESTS="test_a test_b" limits the suites.
 # Needs build/devrun staged by gpu/stage_device.sh plus build/fuzz/*-replay.
 # avx512 is hidden from the fuzzers here: this run is about cuda against ref
@@ -43,7 +45,7 @@ if [ -n "${REPLAY:-}" ]; then
 fi
 pids=""
 for h in fuzz_forward fuzz_backward; do
-    for seed in 1 2; do
+    for seed in ${FUZZ_SEEDS:-1 2}; do
         RMSNORM_DISABLE_AVX512=1 RMSNORM_DEBUG=1 FUZZ_CRASH_FILE="$OUT/$h-$seed-crash" timeout $((secs + 60)) \
             "$D/fuzz/$h-replay" -gen="$secs" -seed=$seed -max_len=8192 "fuzz/corpus/$h" \
             > "$OUT/$h-$seed.log" 2>&1 &
