@@ -7,7 +7,9 @@
  *       after the replay, keep feeding generated inputs for SECONDS: random
  *       bytes, and mutations of the given files when there are any (bytes
  *       flipped, overwritten, inserted, the input cut), which reach the
- *       interesting corners much faster than noise alone.
+ *       interesting corners much faster than noise alone. A seed over the
+ *       same files draws the same inputs on any machine (folders are read in
+ *       name order).
  *
  * A mismatch aborts inside the harness; to make it reproducible, each
  * generated input is first written to ./replay-current-input (or
@@ -96,26 +98,27 @@ static int replay_path(const char *path, corpus *c, long *runs)
     }
     if (!S_ISDIR(st.st_mode))
         return read_file(path, c, runs);
-    DIR *d = opendir(path);
-    if (d == NULL) {
+    /* In name order, not readdir's (which follows the file system's hash of
+     * the names): the corpus index is what -gen's mutations pick by, so a
+     * seed must draw the same inputs on every machine. */
+    struct dirent **list = NULL;
+    int n = scandir(path, &list, NULL, alphasort);
+    if (n < 0) {
         (void)fprintf(stderr, "replay: %s: %s\n", path, strerror(errno));
         return -1;
     }
     int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
+    for (int i = 0; i < n; i++) {
         char full[4096];
-        int k = snprintf(full, sizeof full, "%s/%s", path, e->d_name);
-        if (k < 0 || (size_t)k >= sizeof full)
-            continue;
-        if (stat(full, &st) != 0 || !S_ISREG(st.st_mode))
-            continue; /* one level only: corpora are flat folders */
-        if (read_file(full, c, runs) != 0)
+        const char *name = list[i]->d_name;
+        int k = snprintf(full, sizeof full, "%s/%s", path, name);
+        /* one level only: corpora are flat folders */
+        if (name[0] != '.' && k > 0 && (size_t)k < sizeof full && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+            read_file(full, c, runs) != 0)
             rc = -1;
+        free(list[i]);
     }
-    (void)closedir(d);
+    free(list);
     return rc;
 }
 
