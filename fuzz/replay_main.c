@@ -113,8 +113,9 @@ static int replay_path(const char *path, corpus *c, long *runs)
         const char *name = list[i]->d_name;
         int k = snprintf(full, sizeof full, "%s/%s", path, name);
         /* one level only: corpora are flat folders */
-        if (name[0] != '.' && k > 0 && (size_t)k < sizeof full && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-            read_file(full, c, runs) != 0)
+        const int take = name[0] != '.' && k > 0 && (size_t)k < sizeof full && stat(full, &st) == 0 &&
+                         S_ISREG(st.st_mode);
+        if (take && read_file(full, c, runs) != 0)
             rc = -1;
         free(list[i]);
     }
