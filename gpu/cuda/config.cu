@@ -69,14 +69,14 @@ static int rmsi_describe_shape(rmsnorm_op op, int64_t rows, int64_t cols, rmsnor
     /* Described for contiguous, cudaMalloc-aligned tensors (the benchmark's). */
     s->vec_ok = cols % (16 / s->esz) == 0;
     s->quant = RMSI_Q_NONE;
-    s->sms = rmsi_cuda_sms();
+    s->sms = rmsi_cuda_ladder_sms();
     s->res = 0;
     s->smem = rmsi_cuda_smem_optin();
     s->cluster = rmsi_cuda_cluster();
     s->f16 = dtype == RMSNORM_F16;
     s->hout = 0;
     s->yout = 1;
-    s->hbm_sm = rmsi_cuda_hbm_gbps_per_sm();
+    s->hbm_sm = rmsi_cuda_ladder_hbm();
     return s->sms > 0 ? 0 : -1;
 }
 

@@ -18,6 +18,11 @@ int rmsi_cuda_cluster(void);
 int rmsi_cuda_l2_bytes(void);
 /* Peak HBM GB/s per SM from the memory clock and bus width (0: unknown). */
 int rmsi_cuda_hbm_gbps_per_sm(void);
+/* What the ladder, the grids and the backward's workspace size see: the SM
+ * count and HBM figure above unless RMSNORM_CUDA_SMS (fewer SMs only) or
+ * RMSNORM_CUDA_HBM_SM say otherwise at the first call (tests, docs/gpu.md). */
+int rmsi_cuda_ladder_sms(void);
+int rmsi_cuda_ladder_hbm(void);
 /* 1: the backward drops its dw partial rows from L2 once summed (unless
  * RMSNORM_CUDA_L2_DISCARD=0 in the environment at the first call). */
 int rmsi_cuda_l2_discard(void);

@@ -30,6 +30,10 @@ rmsnorm_status rmsi_cuda_describe(char *buf, size_t n)
                  prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1e6,
                  (double)prop.totalGlobalMem / (double)(1ull << 30), rmsi_cuda_hbm_gbps_per_sm(), drv / 1000,
                  (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10);
+    /* a run under RMSNORM_CUDA_SMS / RMSNORM_CUDA_HBM_SM says so in its report */
+    const int lsms = rmsi_cuda_ladder_sms(), lhbm = rmsi_cuda_ladder_hbm();
+    if (w >= 0 && (size_t)w < n && (lsms != prop.multiProcessorCount || lhbm != rmsi_cuda_hbm_gbps_per_sm()))
+        w = snprintf(buf + w, n - (size_t)w, ", ladder as %d SMs and %d GB/s an SM", lsms, lhbm);
     return w < 0 ? RMSNORM_ERR_DEVICE : RMSNORM_OK;
 }
 

@@ -78,9 +78,9 @@ rmsnorm_status rmsi_cuda_forward(const rmsnorm_forward_args *a, void *stream)
     if (rows == 0)
         return RMSNORM_OK;
     rmsi_fwd_params_of(a, &p, &vec_ok);
-    rmsi_shape s = {RMSI_OP_FWD, rows, cols, (int)esz, vec_ok, p.quant, rmsi_cuda_sms(), p.res != nullptr,
+    rmsi_shape s = {RMSI_OP_FWD, rows, cols, (int)esz, vec_ok, p.quant, rmsi_cuda_ladder_sms(), p.res != nullptr,
                     rmsi_cuda_smem_optin(), rmsi_cuda_cluster(), dtype == RMSI_T_F16, p.h != nullptr,
-                    p.y != nullptr, rmsi_cuda_hbm_gbps_per_sm()};
+                    p.y != nullptr, rmsi_cuda_ladder_hbm()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, nullptr);
@@ -112,9 +112,9 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
         return RMSNORM_OK;
     }
     rmsi_bwd_params_of(a, &p, &vec_ok);
-    rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_sms(), p.dres != nullptr,
+    rmsi_shape s = {RMSI_OP_BWD, rows, cols, (int)esz, vec_ok, RMSI_Q_NONE, rmsi_cuda_ladder_sms(), p.dres != nullptr,
                     rmsi_cuda_smem_optin(), rmsi_cuda_cluster(), dtype == RMSI_T_F16, 0, 0,
-                    rmsi_cuda_hbm_gbps_per_sm()};
+                    rmsi_cuda_ladder_hbm()};
     if (s.sms < 1)
         return RMSNORM_ERR_DEVICE;
     rc = rmsi_choose(&s, dtype, wdtype, &c, &grid, &occ);
@@ -150,7 +150,7 @@ rmsnorm_status rmsi_cuda_backward(const rmsnorm_backward_args *a, void *stream)
 
 rmsnorm_status rmsi_cuda_backward_workspace_size(int64_t rows, int64_t cols, size_t *bytes)
 {
-    const int sms = rmsi_cuda_sms();
+    const int sms = rmsi_cuda_ladder_sms(); /* the backward's grid */
     int64_t parts;
     if (!bytes)
         return RMSNORM_ERR_NULL_POINTER;

@@ -99,6 +99,44 @@ int rmsi_cuda_l2_bytes(void)
     return rmsi_cuda_attr(rmsi_l2_cache, cudaDevAttrL2CacheSize);
 }
 
+/* A non-negative decimal from the environment, read once (-2: unread, -1:
+ * unset or malformed, ignored like a malformed RMSNORM_CUDA_CONFIG). A benign
+ * race: every writer stores the same value. */
+static int rmsi_env_count(int *cache, const char *name, long max)
+{
+    if (__atomic_load_n(cache, __ATOMIC_RELAXED) == -2) {
+        const char *e = getenv(name);
+        char *end = nullptr;
+        const long v = e && *e >= '0' && *e <= '9' ? strtol(e, &end, 10) : -1;
+        __atomic_store_n(cache, end && *end == 0 && v >= 0 && v <= max ? (int)v : -1, __ATOMIC_RELAXED);
+    }
+    return __atomic_load_n(cache, __ATOMIC_RELAXED);
+}
+
+/* The ladder's device, for tests: RMSNORM_CUDA_SMS=n launches as on a part of
+ * the card with n SMs (a MIG slice has 16 to 66 of an H100's 132), so the
+ * rules for many rows an SM, their grids and the backward's partial rows run
+ * at the few rows a fuzzer can check against its fp64 oracle. Only fewer SMs
+ * than the device has: CTAs never wait for each other, so a smaller grid is
+ * still the whole call. The probes keep the device's count. */
+int rmsi_cuda_ladder_sms(void)
+{
+    static int env = -2;
+    const int sms = rmsi_cuda_sms();
+    const int as = rmsi_env_count(&env, "RMSNORM_CUDA_SMS", 1L << 20);
+    return as > 0 && as < sms ? as : sms;
+}
+
+/* RMSNORM_CUDA_HBM_SM=g: the ladder takes another card's HBM rules (25 an
+ * H100's, 37 an H200's, 0 the rules of a driver that reports none), so one
+ * card's fuzz run covers the configs the other's ladder picks. */
+int rmsi_cuda_ladder_hbm(void)
+{
+    static int env = -2;
+    const int as = rmsi_env_count(&env, "RMSNORM_CUDA_HBM_SM", 1L << 20);
+    return as >= 0 ? as : rmsi_cuda_hbm_gbps_per_sm();
+}
+
 /* An environment switch read once: 0 when NAME is "0", else 1. A benign race:
  * every writer stores the same value. */
 static int rmsi_env_on(int *cache, const char *name)

@@ -40,6 +40,22 @@ static void check_ladder(const rmsi_shape &s)
           (long long)s.cols, s.f16, s.res, s.hbm_sm);
 }
 
+/* The ladder's config and, for the backward, its grid against the partial
+ * rows' cap at every occupancy the launch may find. */
+static void check_ladder_grid(const rmsi_shape &s)
+{
+    rmsi_config c;
+    check_ladder(s);
+    rmsi_ladder(&s, &c);
+    for (int occ = 1; s.op == RMSI_OP_BWD && occ <= 8; occ *= 2) {
+        const int64_t g = rmsi_config_grid(&s, &c, occ);
+        CHECK(g >= 1 && rmsi_bwd_parts(&c, g) <= rmsi_bwd_partial_cap(s.rows, s.sms),
+              "bwd ladder grid %lld (partials %lld) over cap %lld: %lldx%lld esz %d res %d sms %d hbm %d", (long long)g,
+              (long long)rmsi_bwd_parts(&c, g), (long long)rmsi_bwd_partial_cap(s.rows, s.sms), (long long)s.rows,
+              (long long)s.cols, s.esz, s.res, s.sms, s.hbm_sm);
+    }
+}
+
 static void check_shape(const rmsi_shape &s, long *configs)
 {
     check_ladder(s);
@@ -1121,7 +1137,38 @@ int main()
                                             variants++;
                                         }
                                 }
-    (void)printf("%s: %ld shapes (and %ld fp16 / HBM variants of their ladder), %ld configs checked, %d failure(s)\n",
-                 rmst_fail ? "FAIL" : "ok", shapes, variants, configs, rmst_fail);
+    /* Parts of a card (RMSNORM_CUDA_SMS, MIG slices: an H100's 1g has 16
+     * SMs, 3g 60): the ladder, its grids and partial rows. 1 and 2 are the
+     * counts the GPU fuzzers run under, where 64 rows are 32-64 rows an SM. */
+    static const int part_sms[] = {1, 2, 3, 16, 26, 60};
+    long parts_checked = 0;
+    for (int sm : part_sms)
+        for (int e : esz)
+            for (int op = 0; op < 2; op++)
+                for (int64_t r : rows)
+                    for (int64_t c : cols)
+                        for (int q : quant)
+                            for (int res = 0; res < 2; res++)
+                                for (int hbm : hbms) {
+                                    if ((op == RMSI_OP_BWD && q != RMSI_Q_NONE) || (q == RMSI_Q_BLOCK && c % 128 != 0))
+                                        continue;
+                                    rmsi_shape s = {};
+                                    s.op = op;
+                                    s.rows = r;
+                                    s.cols = c;
+                                    s.esz = e;
+                                    s.vec_ok = c % (16 / e) == 0;
+                                    s.quant = q;
+                                    s.sms = sm;
+                                    s.smem = smem[0];
+                                    s.cluster = 1;
+                                    s.res = res;
+                                    s.hbm_sm = hbm;
+                                    check_ladder_grid(s);
+                                    parts_checked++;
+                                }
+    (void)printf("%s: %ld shapes (and %ld fp16 / HBM variants of their ladder), %ld configs checked, "
+                 "%ld ladders on parts of a card, %d failure(s)\n",
+                 rmst_fail ? "FAIL" : "ok", shapes, variants, configs, parts_checked, rmst_fail);
     return rmst_fail ? 1 : 0;
 }
