@@ -92,6 +92,12 @@ static void add(const rmsnorm_backend *be)
     present[present_count++] = be;
     rmsi_log("backend %s present (priority %d, %s)", be->name, be->priority,
                 be->is_device ? "device" : "host");
+    /* which machine a log came from, and any test override of a device's
+     * ladder (docs/gpu.md): a fuzz log says what it ran on */
+    rmsnorm_status (*describe)(char *, size_t) = RMSI_SLOT(be, describe);
+    char what[512];
+    if (rmsi_debug_enabled() && describe != NULL && describe(what, sizeof what) == RMSNORM_OK)
+        rmsi_log("backend %s: %s", be->name, what);
 }
 
 static void init_once(void)
