@@ -5,7 +5,10 @@
 # cuda backend, the Python binding's CUDA tests and the differential fuzzers
 # (fuzz_forward and fuzz_backward once per seed: four by default) for FUZZ_SECONDS each.
 # FUZZ_SEEDS="3 4" picks the seeds (default "1 2"; one process per harness and seed: the
-# drivers' -gen mode is deterministic per seed, so a new seed is new inputs);
+# drivers' -gen mode is deterministic per seed, so a new seed is new inputs); a seed
+# written SEED:SMS[:HBM] runs under RMSNORM_CUDA_SMS=SMS (and RMSNORM_CUDA_HBM_SM=HBM):
+# "5:1" takes the ladder's rules for many rows an SM at the fuzzers' 64 rows at most,
+# "6::37" an H200's rules on an H100 (docs/gpu.md, "Ladder overrides for tests");
 # REPLAY="corpus files" replays those first; SKIP_BENCH=1 skips the benchmark; TESTS="test_a test_b" limits the suites.
 # Needs build/devrun staged by gpu/stage_device.sh plus build/fuzz/*-replay.
 # avx512 is hidden from the fuzzers here: this run is about cuda against ref
@@ -45,10 +48,13 @@ if [ -n "${REPLAY:-}" ]; then
 fi
 pids=""
 for h in fuzz_forward fuzz_backward; do
-    for seed in ${FUZZ_SEEDS:-1 2}; do
-        RMSNORM_DISABLE_AVX512=1 RMSNORM_DEBUG=1 FUZZ_CRASH_FILE="$OUT/$h-$seed-crash" timeout $((secs + 60)) \
-            "$D/fuzz/$h-replay" -gen="$secs" -seed=$seed -max_len=8192 "fuzz/corpus/$h" \
-            > "$OUT/$h-$seed.log" 2>&1 &
+    for spec in ${FUZZ_SEEDS:-1 2}; do
+        IFS=: read -r seed sms hbm <<< "$spec"
+        tag=$seed${sms:+-sms$sms}${hbm:+-hbm$hbm}
+        env ${sms:+RMSNORM_CUDA_SMS=$sms} ${hbm:+RMSNORM_CUDA_HBM_SM=$hbm} \
+            RMSNORM_DISABLE_AVX512=1 RMSNORM_DEBUG=1 FUZZ_CRASH_FILE="$OUT/$h-$tag-crash" timeout $((secs + 60)) \
+            "$D/fuzz/$h-replay" -gen="$secs" -seed="$seed" -max_len=8192 "fuzz/corpus/$h" \
+            > "$OUT/$h-$tag.log" 2>&1 &
         pids="$pids $!"
     done
 done
@@ -69,6 +75,6 @@ rc=0
 for p in $pids; do wait "$p" || rc=1; done
 stamp fuzz
 for f in "$OUT"/fuzz_*.log; do
-    echo "$(basename "$f"): $(grep -E 'backend .* present' "$f" | sed 's/.*backend \([a-z0-9]*\) present.*/\1/' | sort -u | tr '\n' ' ')| $(grep -E 'generated inputs|MISMATCH' "$f" | tail -2 | tr '\n' ' ')"
+    echo "$(basename "$f"): $(grep -E 'backend .* present' "$f" | sed 's/.*backend \([a-z0-9]*\) present.*/\1/' | sort -u | tr '\n' ' ')| $(grep -oE 'ladder as .*' "$f" | head -1 | sed 's/$/ /')$(grep -E 'generated inputs|MISMATCH' "$f" | tail -2 | tr '\n' ' ')"
 done
 echo "fuzz rc=$rc"
