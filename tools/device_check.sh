@@ -9,6 +9,8 @@
 # written SEED:SMS[:HBM] runs under RMSNORM_CUDA_SMS=SMS (and RMSNORM_CUDA_HBM_SM=HBM):
 # "5:1" takes the ladder's rules for many rows an SM at the fuzzers' 64 rows at most,
 # "6::37" an H200's rules on an H100 (docs/gpu.md, "Ladder overrides for tests");
+# TESTS_AS="1 2:37" runs test_forward, test_backward and test_wide again under each
+# SMS[:HBM] after the suites (their 257-row matrices are then up to 257 rows an SM);
 # REPLAY="corpus files" replays those first; SKIP_BENCH=1 skips the benchmark; TESTS="test_a test_b" limits the suites.
 # Needs build/devrun staged by gpu/stage_device.sh plus build/fuzz/*-replay.
 # avx512 is hidden from the fuzzers here: this run is about cuda against ref
@@ -62,6 +64,14 @@ done
       t=$D/tests/$n
       RMST_BACKENDS=cuda timeout 200 "$t" > "$OUT/test_$n.log" 2>&1
       echo "test $n rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/test_$n.log" | tr '\n' ' ')"
+  done
+  for spec in ${TESTS_AS:-}; do
+      IFS=: read -r sms hbm <<< "$spec"
+      for n in test_forward test_backward test_wide; do
+          l=$OUT/test_$n-sms$sms${hbm:+-hbm$hbm}.log
+          env ${sms:+RMSNORM_CUDA_SMS=$sms} ${hbm:+RMSNORM_CUDA_HBM_SM=$hbm} RMST_BACKENDS=cuda timeout 200 "$D/tests/$n" > "$l" 2>&1
+          echo "test $n as $spec rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$l" | tr '\n' ' ')"
+      done
   done > "$OUT/tests_summary.txt" ) &
 tests_pid=$!
 ( RMSNORM_LIBRARY=$D/lib/librmsnorm.so.1 RMSNORM_CUDA_REPORT=$OUT/cuda_report.json \
