@@ -40,6 +40,21 @@ static void check_ladder(const rmsi_shape &s)
           (long long)s.cols, s.f16, s.res, s.hbm_sm);
 }
 
+/* A shape of the grid below: the backward has no fp8 output, the block
+ * quantiser needs whole 128-column blocks. */
+static bool grid_shape(int op, int64_t cols, int quant)
+{
+    return (op != RMSI_OP_BWD || quant == RMSI_Q_NONE) && (quant != RMSI_Q_BLOCK || cols % 128 == 0);
+}
+
+static rmsi_shape shape_of(int op, int64_t rows, int64_t cols, int esz, int vec_ok, int quant, int res, int sms,
+                           int smem, int cluster)
+{
+    /* no f16, h or y output, HBM figure: the grid's variants set them */
+    const int vok = vec_ok && cols % (16 / esz) == 0;
+    return rmsi_shape{op, rows, cols, esz, vok, quant, sms, res, smem, cluster, 0, 0, 0, 0};
+}
+
 /* The ladder's config and, for the backward, its grid against the partial
  * rows' cap at every occupancy the launch may find. */
 static void check_ladder_grid(const rmsi_shape &s)
@@ -1105,21 +1120,11 @@ int main()
                         for (int vok = 0; vok < 2; vok++)
                             for (int q : quant)
                                 for (int res = 0; res < 2; res++) {
-                                    if (op == RMSI_OP_BWD && q != RMSI_Q_NONE)
+                                    if (!grid_shape(op, c, q))
                                         continue;
-                                    if (q == RMSI_Q_BLOCK && c % 128 != 0)
-                                        continue;
-                                    rmsi_shape s = {};
-                                    s.op = op;
-                                    s.rows = r;
-                                    s.cols = c;
-                                    s.esz = e;
-                                    s.vec_ok = vok && c % (16 / e) == 0;
-                                    s.quant = q;
-                                    s.sms = sms[k];
-                                    s.smem = smem[k];
-                                    s.cluster = sms[k] != 108; /* A100: no clusters */
-                                    s.res = res;
+                                    /* A100 (108 SMs): no clusters */
+                                    const rmsi_shape s =
+                                        shape_of(op, r, c, e, vok, q, res, sms[k], smem[k], sms[k] != 108);
                                     check_shape(s, &configs);
                                     shapes++;
                                     /* the ladder alone (enumeration and pins
@@ -1150,19 +1155,9 @@ int main()
                         for (int q : quant)
                             for (int res = 0; res < 2; res++)
                                 for (int hbm : hbms) {
-                                    if ((op == RMSI_OP_BWD && q != RMSI_Q_NONE) || (q == RMSI_Q_BLOCK && c % 128 != 0))
+                                    if (!grid_shape(op, c, q))
                                         continue;
-                                    rmsi_shape s = {};
-                                    s.op = op;
-                                    s.rows = r;
-                                    s.cols = c;
-                                    s.esz = e;
-                                    s.vec_ok = c % (16 / e) == 0;
-                                    s.quant = q;
-                                    s.sms = sm;
-                                    s.smem = smem[0];
-                                    s.cluster = 1;
-                                    s.res = res;
+                                    rmsi_shape s = shape_of(op, r, c, e, 1, q, res, sm, smem[0], 1);
                                     s.hbm_sm = hbm;
                                     check_ladder_grid(s);
                                     parts_checked++;
