@@ -32,6 +32,11 @@ static int rmsi_parse_int(const char *s, size_t n, int *out)
     return 0;
 }
 
+int rmsi_parse_count(const char *s, int *out)
+{
+    return s ? rmsi_parse_int(s, strlen(s), out) : -1;
+}
+
 int rmsi_config_parse(const char *spec, rmsi_config *out)
 {
     rmsi_config c = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};

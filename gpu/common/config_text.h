@@ -12,6 +12,9 @@ static_assert(RMSI_CONFIG_TEXT <= RMSNORM_CONFIG_TEXT_MAX, "config text longer t
 
 /* Parses spec into *out, fields not named set to -1. 0 or -1 (syntax error). */
 int rmsi_config_parse(const char *spec, rmsi_config *out);
+/* A whole string as a decimal in the knobs' range, 0..2^20 (the plugins'
+ * numeric environment overrides): 0, or -1 (NULL, empty, not a number). */
+int rmsi_parse_count(const char *s, int *out);
 /* Writes the canonical text of a complete config; -1 if it does not fit. */
 int rmsi_config_format(const rmsi_config *c, char *buf, size_t n);
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
+#include "gpu/common/config_text.h"
 #include "gpu/cuda/cuda_internal.h"
 
 #define RMSI_MAX_DEVICES 64
@@ -99,16 +100,16 @@ int rmsi_cuda_l2_bytes(void)
     return rmsi_cuda_attr(rmsi_l2_cache, cudaDevAttrL2CacheSize);
 }
 
-/* A non-negative decimal from the environment, read once (-2: unread, -1:
- * unset or malformed, ignored like a malformed RMSNORM_CUDA_CONFIG). A benign
- * race: every writer stores the same value. */
-static int rmsi_env_count(int *cache, const char *name, long max)
+/* A count from the environment (rmsi_parse_count's), read once; -2: unread,
+ * -1: unset or malformed, ignored like a malformed RMSNORM_CUDA_CONFIG. A
+ * benign race: every writer stores the same value. */
+static int rmsi_env_count(int *cache, const char *name)
 {
     if (__atomic_load_n(cache, __ATOMIC_RELAXED) == -2) {
-        const char *e = getenv(name);
-        char *end = nullptr;
-        const long v = e && *e >= '0' && *e <= '9' ? strtol(e, &end, 10) : -1;
-        __atomic_store_n(cache, end && *end == 0 && v >= 0 && v <= max ? (int)v : -1, __ATOMIC_RELAXED);
+        int v = -1;
+        if (rmsi_parse_count(getenv(name), &v) != 0)
+            v = -1;
+        __atomic_store_n(cache, v, __ATOMIC_RELAXED);
     }
     return __atomic_load_n(cache, __ATOMIC_RELAXED);
 }
@@ -123,7 +124,7 @@ int rmsi_cuda_ladder_sms(void)
 {
     static int env = -2;
     const int sms = rmsi_cuda_sms();
-    const int as = rmsi_env_count(&env, "RMSNORM_CUDA_SMS", 1L << 20);
+    const int as = rmsi_env_count(&env, "RMSNORM_CUDA_SMS");
     return as > 0 && as < sms ? as : sms;
 }
 
@@ -133,7 +134,7 @@ int rmsi_cuda_ladder_sms(void)
 int rmsi_cuda_ladder_hbm(void)
 {
     static int env = -2;
-    const int as = rmsi_env_count(&env, "RMSNORM_CUDA_HBM_SM", 1L << 20);
+    const int as = rmsi_env_count(&env, "RMSNORM_CUDA_HBM_SM");
     return as >= 0 ? as : rmsi_cuda_hbm_gbps_per_sm();
 }
 

@@ -55,6 +55,22 @@ static rmsi_shape shape_of(int op, int64_t rows, int64_t cols, int esz, int vec_
     return rmsi_shape{op, rows, cols, esz, vok, quant, sms, res, smem, cluster, 0, 0, 0, 0};
 }
 
+/* RMSNORM_CUDA_SMS / RMSNORM_CUDA_HBM_SM go through rmsi_parse_count: a
+ * malformed value must read as unset, never as a count. */
+static void check_parse_count(void)
+{
+    int v = -1;
+    CHECK(rmsi_parse_count("16", &v) == 0 && v == 16, "\"16\" does not parse as 16");
+    CHECK(rmsi_parse_count("0", &v) == 0 && v == 0, "\"0\" does not parse as 0");
+    CHECK(rmsi_parse_count("1048576", &v) == 0 && v == 1 << 20, "2^20 does not parse");
+    static const char *const bad[] = {"", "1x", "x1", "-1", "1048577", "99999999999999999999", "1.5"};
+    for (const char *b : bad) {
+        v = 7;
+        CHECK(rmsi_parse_count(b, &v) != 0 && v == 7, "\"%s\" parses as a count", b);
+    }
+    CHECK(rmsi_parse_count(nullptr, &v) != 0 && v == 7, "NULL parses as a count");
+}
+
 /* The ladder's config and, for the backward, its grid against the partial
  * rows' cap at every occupancy the launch may find. */
 static void check_ladder_grid(const rmsi_shape &s)
@@ -1145,6 +1161,7 @@ int main()
     /* Parts of a card (RMSNORM_CUDA_SMS, MIG slices: an H100's 1g has 16
      * SMs, 3g 60): the ladder, its grids and partial rows. 1 and 2 are the
      * counts the GPU fuzzers run under, where 64 rows are 32-64 rows an SM. */
+    check_parse_count();
     static const int part_sms[] = {1, 2, 3, 16, 26, 60};
     long parts_checked = 0;
     for (int sm : part_sms)
