@@ -613,7 +613,11 @@ static void check_q(const fwd_case *c, const fwd_run *run, const fwd_run *ref)
                             (long long)j, code);
                 continue;
             }
-            if (fabs(vq) >= fmax * (1.0 + 2e-5)) {
+            /* n = h * rstd below fp32's normal range (docs/numerics.md, outside the
+             * contract) may flush to 0 before a huge weff / s scales it up, so
+             * saturation is owed only where that loss could not bring v/s under fmax. */
+            double uf = 2.0 * fabs(c->weff[j]) * 0x1p-149 / s;
+            if (fabs(vq) - uf >= fmax * (1.0 + 2e-5)) {
                 uint8_t want = (uint8_t)((vq < 0 ? 0x80u : 0u) | f.max_code);
                 if (code != want)
                     fz_fail("%s: q[%lld][%lld] = 0x%02x, saturation to 0x%02x expected (v/s = %a)",
@@ -622,7 +626,7 @@ static void check_q(const fwd_case *c, const fwd_run *run, const fwd_run *ref)
             }
             double dec = (double)rmsi_fp8_to_f32(code, c->qt);
             double avq = fabs(vq) < fmax ? fabs(vq) : fmax;
-            double bound = fz_ulp(c->qt, avq) + 1e-5 * avq + 2.0 * fabs(c->weff[j]) * 0x1p-149 / s;
+            double bound = fz_ulp(c->qt, avq) + 1e-5 * avq + uf;
             double target = vq > fmax ? fmax : (vq < -fmax ? -fmax : vq);
             if (isnan(dec) || !(fabs(dec - target) <= bound))
                 fz_fail("%s: q[%lld][%lld] = 0x%02x (%a), v/s = %a: more than one code off (bound %.3g)",
