@@ -15,7 +15,8 @@
 # Needs build/devrun staged by gpu/stage_device.sh plus build/fuzz/*-replay.
 # avx512 is hidden from the fuzzers here: this run is about cuda against ref
 # (avx512 against ref is fuzzed by `ninja fuzz-smoke` on every CI run).
-# Everything is logged under $OUT.
+# Everything is logged under $OUT, the logs packed into $OUT/logs.tgz at the end;
+# the exit status is 1 when any fuzzer, suite, binding test or replay failed.
 set -u
 OUT=${OUT:-/tmp/rmsnorm-out}
 mkdir -p "$OUT"
@@ -40,12 +41,14 @@ echo "bench rc=$?"; tail -25 "$OUT/bench.txt"
 fi
 
 stamp parallel
+replay_rc=0
 if [ -n "${REPLAY:-}" ]; then
     # earlier findings first, each alone, avx512 hidden as for the fuzzers
     for f in $REPLAY; do
         h=$(basename "$(dirname "$f")")
         RMSNORM_DISABLE_AVX512=1 "$D/fuzz/$h-replay" "$f" > "$OUT/replay-$(basename "$f").log" 2>&1
-        echo "replay $f rc=$? $(grep -E 'MISMATCH|replayed' "$OUT/replay-$(basename "$f").log" | tr '\n' ' ')"
+        r=$?; [ $r = 0 ] || replay_rc=1
+        echo "replay $f rc=$r $(grep -E 'MISMATCH|replayed' "$OUT/replay-$(basename "$f").log" | tr '\n' ' ')"
     done
 fi
 pids=""
@@ -88,3 +91,16 @@ for f in "$OUT"/fuzz_*.log; do
     echo "$(basename "$f"): $(grep -E 'backend .* present' "$f" | sed 's/.*backend \([a-z0-9]*\) present.*/\1/' | sort -u | tr '\n' ' ')| $(grep -oE 'ladder as .*' "$f" | head -1 | sed 's/$/ /')$(grep -E 'generated inputs|MISMATCH' "$f" | tail -2 | tr '\n' ' ')"
 done
 echo "fuzz rc=$rc"
+# The script's status: 1 when a fuzzer, a suite, the binding's tests or a replay failed.
+grep -qE ' rc=[1-9]' "$OUT/tests_summary.txt" && rc=1
+grep -q '^pytest rc=0' "$OUT/pytest_cuda.txt" || rc=1
+[ "$replay_rc" = 0 ] || rc=1
+# The device tool brings back 8 files at most: every log also goes into one
+# tarball (written beside $OUT, then moved in, so tar never reads a file it is
+# writing), and the per-process logs then leave $OUT; crash inputs and the
+# summaries stay as plain files.
+if tar -czf "$OUT.logs.tgz" -C "$OUT" . 2>/dev/null && mv "$OUT.logs.tgz" "$OUT/logs.tgz"; then
+    find "$OUT" -maxdepth 1 -type f \( -name 'fuzz_*.log' -o -name 'test_*.log' -o -name 'replay-*.log' \) -delete
+fi
+echo "device_check rc=$rc (logs in $OUT/logs.tgz)"
+exit $rc
