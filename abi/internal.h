@@ -26,6 +26,21 @@ rmsnorm_status rmsi_host_mem_copy(void *dst, const void *src, size_t bytes, rmsn
 rmsnorm_status rmsi_host_synchronize(void *stream);
 rmsnorm_status rmsi_host_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                                size_t bytes, void *stream);
+/* The probes' work split from their memory loop (ref/host_probe.c): the
+ * unaligned head and tail and the split of whole 64-byte lines over the
+ * OpenMP threads are shared, and each backend brings the loop over lines
+ * [l0, l1) (d 64-byte aligned) in its own widest loads and stores, as its
+ * kernels use them. op: what the lines compute; nt: streaming stores, fenced
+ * by the loop before it returns. */
+typedef enum rmsi_probe_op { RMSI_PROBE_COPY, RMSI_PROBE_WRITE, RMSI_PROBE_R2W1 } rmsi_probe_op;
+#define RMSI_PROBE_FILL 0x5a /* the byte the write probes store */
+typedef void (*rmsi_probe_lines_fn)(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0,
+                                    const uint8_t *s1, size_t l0, size_t l1);
+rmsnorm_status rmsi_host_probe_with(rmsnorm_probe kind, void *dst, const void *src0,
+                                    const void *src1, size_t bytes, rmsi_probe_lines_fn lines);
+/* simd/probe.c: the avx512 backend's probe, 64-byte zmm lines. */
+rmsnorm_status rmsi_avx512_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
+                                 size_t bytes, void *stream);
 rmsnorm_status rmsi_host_time_region(rmsnorm_work_fn fn, void *ctx, int reps, int use_graph,
                                      void *stream, double *seconds);
 rmsnorm_status rmsi_host_describe(char *buf, size_t n);

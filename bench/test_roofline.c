@@ -1,6 +1,7 @@
 /*
  * Roofline measurement and drift detection, driven through a fake backend
- * whose probe does nothing and whose clock returns scripted times.
+ * whose probe does nothing and whose clock returns scripted times; and the
+ * host backends' real probe (ref/host_probe.c), checked byte for byte.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include "bench/bench.h"
+#include "internal.h"
 
 static double fake_time[RMSI_BENCH_PROBE_KINDS]; /* seconds per probe, per kind */
 static double fake_scale = 1.0;                   /* slows every probe by this factor */
@@ -155,6 +157,81 @@ static void missing_hooks_degrade(void **state)
     assert_non_null(RMSI_BENCH_HOOK(&fake, probe));
 }
 
+/* The host probes move the bytes they claim, in every kind and at every
+ * alignment, on both the one-thread and the parallel path (1 MiB of lines
+ * and more), and touch none of the 64 bytes either side of [dst, dst +
+ * bytes), ref's SSE2 lines and avx512's zmm lines alike: the roofline is
+ * only as good as the loop that measures it, and session 58 rewrote both. */
+#define PROBE_GUARD ((size_t)64)
+#define PROBE_MAX (((size_t)1 << 20) + 4096u)
+static uint8_t probe_dst[PROBE_MAX + 2u * PROBE_GUARD];
+static uint8_t probe_s0[PROBE_MAX + 64u];
+static uint8_t probe_s1[PROBE_MAX + 64u];
+
+typedef rmsnorm_status (*probe_fn)(rmsnorm_probe, void *, const void *, const void *, size_t,
+                                   void *);
+
+static void probe_moves_the_bytes(probe_fn probe, const char *name)
+{
+    static const size_t sizes[] = {0, 1, 15, 63, 64, 65, 1000, 4096 + 13, ((size_t)1 << 20) + 77};
+    static const size_t doffs[] = {0, 1, 33};
+    static const size_t soffs[] = {0, 5};
+    for (size_t i = 0; i < sizeof probe_s0; i++) {
+        probe_s0[i] = (uint8_t)(i * 7u + 3u);
+        probe_s1[i] = (uint8_t)(i * 13u + 250u);
+    }
+    for (int k = 0; k < RMSI_BENCH_PROBE_KINDS; k++) {
+        rmsnorm_probe kind = (rmsnorm_probe)k;
+        for (size_t a = 0; a < sizeof sizes / sizeof sizes[0]; a++) {
+            for (size_t b = 0; b < sizeof doffs / sizeof doffs[0]; b++) {
+                for (size_t c = 0; c < sizeof soffs / sizeof soffs[0]; c++) {
+                    size_t n = sizes[a];
+                    uint8_t *d = probe_dst + PROBE_GUARD + doffs[b];
+                    const uint8_t *s0 = probe_s0 + soffs[c];
+                    const uint8_t *s1 = probe_s1 + 2u * soffs[c];
+                    memset(probe_dst, 0xee, sizeof probe_dst);
+                    assert_int_equal(probe(kind, d, s0, s1, n, NULL), RMSNORM_OK);
+                    for (size_t j = 0; j < n; j++) {
+                        uint8_t want;
+                        switch (kind) {
+                        case RMSNORM_PROBE_COPY:
+                        case RMSNORM_PROBE_COPY_NT: want = s0[j]; break;
+                        case RMSNORM_PROBE_R2W1:
+                        case RMSNORM_PROBE_R2W1_NT: want = (uint8_t)(s0[j] + s1[j]); break;
+                        default: want = RMSI_PROBE_FILL; break;
+                        }
+                        if (d[j] != want)
+                            fail_msg("%s probe %d, %zu bytes, dst +%zu, src +%zu: byte %zu = 0x%02x, "
+                                     "not 0x%02x", name, k, n, doffs[b], soffs[c], j, d[j], want);
+                    }
+                    for (uint8_t *g = probe_dst; g < d; g++)
+                        assert_int_equal(*g, 0xee);
+                    for (const uint8_t *g = d + n; g < d + n + PROBE_GUARD; g++)
+                        assert_int_equal(*g, 0xee);
+                }
+            }
+        }
+    }
+    assert_int_equal(probe((rmsnorm_probe)RMSI_BENCH_PROBE_KINDS, probe_dst, probe_s0, probe_s1, 64, NULL),
+                     RMSNORM_ERR_BAD_ARGUMENT);
+    assert_int_equal(probe(RMSNORM_PROBE_COPY, probe_dst, NULL, NULL, 64, NULL),
+                     RMSNORM_ERR_NULL_POINTER);
+}
+
+static void host_probes_move_the_bytes(void **state)
+{
+    const rmsnorm_backend *avx = rmsnorm_backend_find("avx512");
+    (void)state;
+    probe_moves_the_bytes(rmsi_host_probe, "ref");
+    if (avx == NULL) {
+        print_message("avx512 absent: its probe not checked\n");
+        return;
+    }
+    assert_non_null(RMSI_BENCH_HOOK(avx, probe));
+    assert_true(RMSI_BENCH_HOOK(avx, probe) != rmsi_host_probe); /* its own zmm lines */
+    probe_moves_the_bytes(RMSI_BENCH_HOOK(avx, probe), "avx512");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +240,7 @@ int main(void)
         cmocka_unit_test_setup(drifting_roofline_is_suspect, setup),
         cmocka_unit_test_setup(unsupported_kinds_are_left_out, setup),
         cmocka_unit_test_setup(missing_hooks_degrade, setup),
+        cmocka_unit_test(host_probes_move_the_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,11 +6,15 @@
  * The destination is split into an unaligned head, whole 64-byte lines and a
  * tail; the lines are divided statically among the OpenMP threads, one
  * contiguous range each, so every thread streams through its own part of each
- * buffer. Lines use SSE2 (baseline on x86-64): 16-byte unaligned loads and
- * either aligned stores or _mm_stream_si128, fenced by each thread with
+ * buffer. ref's lines use SSE2 (baseline on x86-64): 16-byte unaligned loads
+ * and either aligned stores or _mm_stream_si128, fenced by each thread with
  * _mm_sfence before the region ends so the timed call includes the drain of
  * the write-combining buffers. Without SSE2 the lines fall back to memcpy,
- * memset and a byte loop, and the _NT kinds use ordinary stores.
+ * memset and a byte loop, and the _NT kinds use ordinary stores. The avx512
+ * backend brings its own line loop (simd/probe.c) through
+ * rmsi_host_probe_with: with four 16-byte loads a line the reads keep fewer
+ * lines in flight, and SSE2's 2-reads-1-write probe moved 34 GB/s where zmm
+ * moved 40 (session 58), under what that backend's kernels reach.
  */
 #include <omp.h>
 #include <stdint.h>
@@ -26,24 +30,21 @@
 #endif
 
 #define RMSI_PROBE_LINE ((size_t)64)
-#define RMSI_PROBE_FILL 0x5a
 /* Below this many bytes a parallel region's start-up dominates: one thread. */
 #define RMSI_PROBE_PARALLEL_MIN ((size_t)1 << 20)
 
-typedef enum probe_op { PROBE_COPY, PROBE_WRITE, PROBE_R2W1 } probe_op;
-
-static void bytes_op(probe_op op, uint8_t *d, const uint8_t *s0, const uint8_t *s1, size_t n)
+static void bytes_op(rmsi_probe_op op, uint8_t *d, const uint8_t *s0, const uint8_t *s1, size_t n)
 {
     size_t i;
 
     switch (op) {
-    case PROBE_COPY:
+    case RMSI_PROBE_COPY:
         memcpy(d, s0, n);
         break;
-    case PROBE_WRITE:
+    case RMSI_PROBE_WRITE:
         memset(d, RMSI_PROBE_FILL, n);
         break;
-    case PROBE_R2W1:
+    case RMSI_PROBE_R2W1:
     default:
         for (i = 0; i < n; i++)
             d[i] = (uint8_t)(s0[i] + s1[i]);
@@ -52,43 +53,82 @@ static void bytes_op(probe_op op, uint8_t *d, const uint8_t *s0, const uint8_t *
 }
 
 #if RMSI_PROBE_SSE2
-/* Lines [l0, l1) of 64 bytes; d is 64-byte aligned. */
-static void lines_op(probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
-                     size_t l0, size_t l1)
+/* 16 bytes at offset p. */
+static inline __attribute__((always_inline)) void chunk_op(rmsi_probe_op op, int nt, uint8_t *d,
+                                                           const uint8_t *s0, const uint8_t *s1,
+                                                           size_t p)
 {
-    const __m128i fill = _mm_set1_epi8((char)RMSI_PROBE_FILL);
+    __m128i v;
+
+    switch (op) {
+    case RMSI_PROBE_COPY:
+        v = _mm_loadu_si128((const __m128i *)(const void *)(s0 + p));
+        break;
+    case RMSI_PROBE_R2W1:
+        v = _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s0 + p)),
+                         _mm_loadu_si128((const __m128i *)(const void *)(s1 + p)));
+        break;
+    case RMSI_PROBE_WRITE:
+    default:
+        v = _mm_set1_epi8((char)RMSI_PROBE_FILL);
+        break;
+    }
+    if (nt)
+        _mm_stream_si128((__m128i *)(void *)(d + p), v);
+    else
+        _mm_store_si128((__m128i *)(void *)(d + p), v);
+}
+
+/* Lines [l0, l1) with op and nt constants once inlined, four chunks a line. */
+static inline __attribute__((always_inline)) void lines_loop(rmsi_probe_op op, int nt, uint8_t *d,
+                                                             const uint8_t *s0, const uint8_t *s1,
+                                                             size_t l0, size_t l1)
+{
     size_t l;
-    int k;
 
     for (l = l0; l < l1; l++) {
         size_t o = l * RMSI_PROBE_LINE;
-        for (k = 0; k < 4; k++) {
-            size_t p = o + (size_t)k * 16u;
-            __m128i v;
-            switch (op) {
-            case PROBE_COPY:
-                v = _mm_loadu_si128((const __m128i *)(const void *)(s0 + p));
-                break;
-            case PROBE_R2W1:
-                v = _mm_add_epi8(_mm_loadu_si128((const __m128i *)(const void *)(s0 + p)),
-                                 _mm_loadu_si128((const __m128i *)(const void *)(s1 + p)));
-                break;
-            case PROBE_WRITE:
-            default:
-                v = fill;
-                break;
-            }
-            if (nt)
-                _mm_stream_si128((__m128i *)(void *)(d + p), v);
-            else
-                _mm_store_si128((__m128i *)(void *)(d + p), v);
-        }
+        chunk_op(op, nt, d, s0, s1, o);
+        chunk_op(op, nt, d, s0, s1, o + 16u);
+        chunk_op(op, nt, d, s0, s1, o + 32u);
+        chunk_op(op, nt, d, s0, s1, o + 48u);
+    }
+}
+
+/* Lines [l0, l1) of 64 bytes; d is 64-byte aligned. One loop for each (op,
+ * nt) pair: with both tested every 16 bytes, as gcc -O2 left one shared loop,
+ * copy_nt moved 28 GB/s on a 2-vCPU Xeon VM where the branch-free loop moved
+ * 34, less than the forward kernels it is the roofline of (session 58,
+ * docs/perf/cpu.md). */
+static void lines_op(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
+                     size_t l0, size_t l1)
+{
+    switch (op) {
+    case RMSI_PROBE_COPY:
+        if (nt)
+            lines_loop(RMSI_PROBE_COPY, 1, d, s0, s1, l0, l1);
+        else
+            lines_loop(RMSI_PROBE_COPY, 0, d, s0, s1, l0, l1);
+        break;
+    case RMSI_PROBE_R2W1:
+        if (nt)
+            lines_loop(RMSI_PROBE_R2W1, 1, d, s0, s1, l0, l1);
+        else
+            lines_loop(RMSI_PROBE_R2W1, 0, d, s0, s1, l0, l1);
+        break;
+    case RMSI_PROBE_WRITE:
+    default:
+        if (nt)
+            lines_loop(RMSI_PROBE_WRITE, 1, d, s0, s1, l0, l1);
+        else
+            lines_loop(RMSI_PROBE_WRITE, 0, d, s0, s1, l0, l1);
+        break;
     }
     if (nt)
         _mm_sfence();
 }
 #else
-static void lines_op(probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
+static void lines_op(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
                      size_t l0, size_t l1)
 {
     size_t o = l0 * RMSI_PROBE_LINE;
@@ -113,7 +153,14 @@ static void static_share(size_t lines, int tid, int nth, size_t *l0, size_t *l1)
 rmsnorm_status rmsi_host_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                                size_t bytes, void *stream)
 {
-    probe_op op;
+    (void)stream;
+    return rmsi_host_probe_with(kind, dst, src0, src1, bytes, lines_op);
+}
+
+rmsnorm_status rmsi_host_probe_with(rmsnorm_probe kind, void *dst, const void *src0,
+                                    const void *src1, size_t bytes, rmsi_probe_lines_fn lines_fn)
+{
+    rmsi_probe_op op;
     int nt;
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s0 = (const uint8_t *)src0;
@@ -122,19 +169,18 @@ rmsnorm_status rmsi_host_probe(rmsnorm_probe kind, void *dst, const void *src0, 
     size_t lines;
     size_t done;
 
-    (void)stream;
     switch (kind) {
-    case RMSNORM_PROBE_COPY: op = PROBE_COPY; nt = 0; break;
-    case RMSNORM_PROBE_WRITE: op = PROBE_WRITE; nt = 0; break;
-    case RMSNORM_PROBE_R2W1: op = PROBE_R2W1; nt = 0; break;
-    case RMSNORM_PROBE_COPY_NT: op = PROBE_COPY; nt = 1; break;
-    case RMSNORM_PROBE_WRITE_NT: op = PROBE_WRITE; nt = 1; break;
-    case RMSNORM_PROBE_R2W1_NT: op = PROBE_R2W1; nt = 1; break;
+    case RMSNORM_PROBE_COPY: op = RMSI_PROBE_COPY; nt = 0; break;
+    case RMSNORM_PROBE_WRITE: op = RMSI_PROBE_WRITE; nt = 0; break;
+    case RMSNORM_PROBE_R2W1: op = RMSI_PROBE_R2W1; nt = 0; break;
+    case RMSNORM_PROBE_COPY_NT: op = RMSI_PROBE_COPY; nt = 1; break;
+    case RMSNORM_PROBE_WRITE_NT: op = RMSI_PROBE_WRITE; nt = 1; break;
+    case RMSNORM_PROBE_R2W1_NT: op = RMSI_PROBE_R2W1; nt = 1; break;
     default: return RMSNORM_ERR_BAD_ARGUMENT;
     }
     if (bytes == 0u)
         return RMSNORM_OK;
-    if (d == NULL || (op != PROBE_WRITE && s0 == NULL) || (op == PROBE_R2W1 && s1 == NULL))
+    if (d == NULL || (op != RMSI_PROBE_WRITE && s0 == NULL) || (op == RMSI_PROBE_R2W1 && s1 == NULL))
         return RMSNORM_ERR_NULL_POINTER;
 
     head = (RMSI_PROBE_LINE - (uintptr_t)d % RMSI_PROBE_LINE) % RMSI_PROBE_LINE;
@@ -154,10 +200,10 @@ rmsnorm_status rmsi_host_probe(rmsnorm_probe kind, void *dst, const void *src0, 
             size_t l0;
             size_t l1;
             static_share(lines, omp_get_thread_num(), omp_get_num_threads(), &l0, &l1);
-            lines_op(op, nt, d, s0, s1, l0, l1);
+            lines_fn(op, nt, d, s0, s1, l0, l1);
         }
     } else {
-        lines_op(op, nt, d, s0, s1, 0, lines);
+        lines_fn(op, nt, d, s0, s1, 0, lines);
     }
 
     done = lines * RMSI_PROBE_LINE;

@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 all=$(find abi ref simd bench tests fuzz -name '*.c' -not -path 'tests/abi/*' 2>/dev/null | sort)
-simd_kernels="simd/forward.c simd/backward.c simd/forward_bf16.c simd/backward_bf16.c"
+simd_kernels="simd/forward.c simd/backward.c simd/forward_bf16.c simd/backward_bf16.c simd/probe.c"
 base=""
 for f in $all; do
   case " $simd_kernels " in *" $f "*) ;; *) base="$base $f" ;; esac
