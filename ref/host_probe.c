@@ -95,38 +95,8 @@ static inline __attribute__((always_inline)) void lines_loop(rmsi_probe_op op, i
     }
 }
 
-/* Lines [l0, l1) of 64 bytes; d is 64-byte aligned. One loop for each (op,
- * nt) pair: with both tested every 16 bytes, as gcc -O2 left one shared loop,
- * copy_nt moved 28 GB/s on a 2-vCPU Xeon VM where the branch-free loop moved
- * 34, less than the forward kernels it is the roofline of (session 58,
- * docs/perf/cpu.md). */
-static void lines_op(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
-                     size_t l0, size_t l1)
-{
-    switch (op) {
-    case RMSI_PROBE_COPY:
-        if (nt)
-            lines_loop(RMSI_PROBE_COPY, 1, d, s0, s1, l0, l1);
-        else
-            lines_loop(RMSI_PROBE_COPY, 0, d, s0, s1, l0, l1);
-        break;
-    case RMSI_PROBE_R2W1:
-        if (nt)
-            lines_loop(RMSI_PROBE_R2W1, 1, d, s0, s1, l0, l1);
-        else
-            lines_loop(RMSI_PROBE_R2W1, 0, d, s0, s1, l0, l1);
-        break;
-    case RMSI_PROBE_WRITE:
-    default:
-        if (nt)
-            lines_loop(RMSI_PROBE_WRITE, 1, d, s0, s1, l0, l1);
-        else
-            lines_loop(RMSI_PROBE_WRITE, 0, d, s0, s1, l0, l1);
-        break;
-    }
-    if (nt)
-        _mm_sfence();
-}
+/* Lines [l0, l1) of 64 bytes; d is 64-byte aligned. */
+RMSI_PROBE_LINES_FN(lines_op, lines_loop)
 #else
 static void lines_op(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
                      size_t l0, size_t l1)

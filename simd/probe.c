@@ -47,33 +47,7 @@ static inline __attribute__((always_inline)) void zlines(rmsi_probe_op op, int n
     }
 }
 
-static void zlines_op(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0, const uint8_t *s1,
-                      size_t l0, size_t l1)
-{
-    switch (op) {
-    case RMSI_PROBE_COPY:
-        if (nt)
-            zlines(RMSI_PROBE_COPY, 1, d, s0, s1, l0, l1);
-        else
-            zlines(RMSI_PROBE_COPY, 0, d, s0, s1, l0, l1);
-        break;
-    case RMSI_PROBE_R2W1:
-        if (nt)
-            zlines(RMSI_PROBE_R2W1, 1, d, s0, s1, l0, l1);
-        else
-            zlines(RMSI_PROBE_R2W1, 0, d, s0, s1, l0, l1);
-        break;
-    case RMSI_PROBE_WRITE:
-    default:
-        if (nt)
-            zlines(RMSI_PROBE_WRITE, 1, d, s0, s1, l0, l1);
-        else
-            zlines(RMSI_PROBE_WRITE, 0, d, s0, s1, l0, l1);
-        break;
-    }
-    if (nt)
-        _mm_sfence();
-}
+RMSI_PROBE_LINES_FN(zlines_op, zlines)
 
 rmsnorm_status rmsi_avx512_probe(rmsnorm_probe kind, void *dst, const void *src0, const void *src1,
                                  size_t bytes, void *stream)
