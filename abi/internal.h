@@ -34,6 +34,7 @@ rmsnorm_status rmsi_host_probe(rmsnorm_probe kind, void *dst, const void *src0, 
  * by the loop before it returns. */
 typedef enum rmsi_probe_op { RMSI_PROBE_COPY, RMSI_PROBE_WRITE, RMSI_PROBE_R2W1 } rmsi_probe_op;
 #define RMSI_PROBE_FILL 0x5a /* the byte the write probes store */
+#define RMSI_PROBE_LINE ((size_t)64) /* the lines a rmsi_probe_lines_fn moves */
 typedef void (*rmsi_probe_lines_fn)(rmsi_probe_op op, int nt, uint8_t *d, const uint8_t *s0,
                                     const uint8_t *s1, size_t l0, size_t l1);
 /* Defines `static void NAME(op, nt, d, s0, s1, l0, l1)`, a rmsi_probe_lines_fn

@@ -29,7 +29,6 @@
 #define RMSI_PROBE_SSE2 0
 #endif
 
-#define RMSI_PROBE_LINE ((size_t)64)
 /* Below this many bytes a parallel region's start-up dominates: one thread. */
 #define RMSI_PROBE_PARALLEL_MIN ((size_t)1 << 20)
 

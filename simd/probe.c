@@ -14,8 +14,6 @@
 
 #include "internal.h"
 
-#define RMSI_ZLINE ((size_t)64)
-
 /* Lines [l0, l1) with op and nt constants once inlined. */
 static inline __attribute__((always_inline)) void zlines(rmsi_probe_op op, int nt, uint8_t *d,
                                                          const uint8_t *s0, const uint8_t *s1,
@@ -25,7 +23,7 @@ static inline __attribute__((always_inline)) void zlines(rmsi_probe_op op, int n
     size_t l;
 
     for (l = l0; l < l1; l++) {
-        size_t o = l * RMSI_ZLINE;
+        size_t o = l * RMSI_PROBE_LINE;
         __m512i v;
         switch (op) {
         case RMSI_PROBE_COPY:
