@@ -61,8 +61,10 @@ void rmsi_bench_report_header(FILE *f, const rmsi_bench_env *env, const rmsi_ben
                          "column, no same-round ratio\n");
         return;
     }
-    (void)fprintf(f, "roofline probes, GB/s, best of %d, %zu MiB per buffer:\n", rf->tries,
-                  rf->bytes >> 20);
+    (void)fprintf(f, "roofline probes, GB/s, best of %d, %zu MiB per buffer", rf->tries, rf->bytes >> 20);
+    if (o->interleave && !o->hot)
+        (void)fprintf(f, " (rounds: %zu MiB)", o->round_probe_bytes >> 20);
+    (void)fputs(":\n", f);
     rmsi_bench_report_roofline(f, "opening", &rf->open);
 }
 
