@@ -409,8 +409,9 @@ int main(int argc, char **argv)
     /* Host probes by default reach past what the LLC can serve: the opening
      * ones over 2 x LLC (256 MiB to 1 GiB), the rounds' over the LLC (at
      * least 64 MiB). With a fixed 64 MiB, a 480 MiB-LLC host's round copy
-     * probe read 36-41 GB/s where 512 MiB read 36-38, the kernel's 36
-     * unchanged, so the forward's ratio wandered 0.83-1.03 (session 59). */
+     * probe read 36-44 GB/s where 480-960 MiB read 36-41, the kernel's 36
+     * unchanged, so the forward's ratio wandered 0.83-1.03 (docs/perf/cpu.md,
+     * session 59). */
     size_t probe_bytes = r.probe_mib ? (size_t)r.probe_mib << 20
                                      : (dev ? (size_t)2 << 30 : host_probe_bytes(env.llc));
     if (o.round_probe_bytes == 0)
