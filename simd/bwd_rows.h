@@ -11,11 +11,13 @@
  * L1/L2 across the chunk's rows. The simple bf16 even/odd calls run sweep 2
  * of row r and sweep 1 of row r + 1 as one sweep (rmsi_bwd_rows_fused_eo),
  * with the partial's full blocks in even/odd form (rmsi_bwd_ctx.eo_part);
- * the other simple calls do the same in the ordered form when dx is stored
- * plainly (rmsi_bwd_rows_pipe, session 41: hot f16 rows 7-13% faster, f32
- * 4-10%; streamed dx starts at an alignment head and keeps two sweeps), fp32
- * rows of 2048 columns or more two rows a sweep (rmsi_bwd_rows_pipe2, session
- * 42: one pass of the partial and the weights for two rows).
+ * the other simple calls do the same in the ordered form (rmsi_bwd_rows_pipe,
+ * session 41: hot f16 rows 7-13% faster, f32 4-10%; streamed since session
+ * 60, when dx rows need no alignment head), plainly stored fp32 rows of 2048
+ * columns or more two rows a sweep (rmsi_bwd_rows_pipe2, session 42: one
+ * pass of the partial and the weights for two rows). The pipelined sweeps
+ * prefetch a short way ahead of the row they read from memory
+ * (rmsi_bwd_pf_near).
  */
 #ifndef RMSNORM_SIMD_BWD_ROWS_H
 #define RMSNORM_SIMD_BWD_ROWS_H
@@ -470,18 +472,76 @@ RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, fl
     }
 }
 
+/* x and dy of the 64 columns at j of the row at pfx / pfdy into L2, and of
+ * the row after it when xs (its x stride; dys, dy's) is not 0. */
+RMSI_INLINE void rmsi_bwd_prefetch64(const char *pfx, const char *pfdy, size_t xs, size_t dys, int64_t j,
+                                     size_t sz)
+{
+    size_t o;
+
+    for (o = 0; o < 64u * sz; o += 64u) {
+        _mm_prefetch(pfx + (size_t)j * sz + o, _MM_HINT_T1);
+        _mm_prefetch(pfdy + (size_t)j * sz + o, _MM_HINT_T1);
+        if (xs != 0u) {
+            _mm_prefetch(pfx + xs + (size_t)j * sz + o, _MM_HINT_T1);
+            _mm_prefetch(pfdy + dys + (size_t)j * sz + o, _MM_HINT_T1);
+        }
+    }
+}
+
+/*
+ * The pipelined sweeps' prefetch (row a's dx with row b's dot): b's own lines
+ * RMSI_BWD_PF_NEAR bytes ahead of its loads, into L1, running on into the
+ * row after b near b's end. Session 60 (CPU model 167, docs/perf/cpu.md),
+ * cold 16384x4096 and 8192x8192 on two threads, ratio to the 2r1w_nt probe:
+ * bf16 0.84-0.87 against 0.72-0.75 with the row after b prefetched one row
+ * ahead into L2 (session 5's choice, for the two-sweep rows of that time);
+ * 512 to 1536 bytes ahead did about as well, 128-256 bytes little, and
+ * PREFETCHT1 half as much as T0.
+ */
+#define RMSI_BWD_PF_NEAR ((size_t)1024)
+
+/* The line at byte q of row b's x and dy, or past b's rb bytes, of the row
+ * after it (nx, ndy; NULL: none). */
+RMSI_INLINE void rmsi_bwd_pf_near(const rmsi_bwd_row *b, const char *nx, const char *ndy, size_t rb,
+                                  size_t q)
+{
+    if (q < rb) {
+        _mm_prefetch(b->x + q, _MM_HINT_T0);
+        _mm_prefetch(b->dy + q, _MM_HINT_T0);
+    } else if (nx != NULL) {
+        _mm_prefetch(nx + (q - rb), _MM_HINT_T0);
+        _mm_prefetch(ndy + (q - rb), _MM_HINT_T0);
+    }
+}
+
+/* The prefetch of one 64-column step at j of row b (sz bytes an element; nx,
+ * ndy: the row after b, NULL: none). Calls that are not streamed fit the L3
+ * and keep the row after b one row ahead into L2: rmsi_bwd_pf_near made
+ * cached bf16 512x4096 (hot in the L3) 19% slower. */
+RMSI_INLINE void rmsi_bwd_pf_step(const rmsi_bwd_ctx *c, const rmsi_bwd_row *b, const char *nx,
+                                  const char *ndy, int64_t j, size_t sz)
+{
+    size_t o;
+
+    if (!c->nt) {
+        if (nx != NULL)
+            rmsi_bwd_prefetch64(nx, ndy, 0, 0, j, sz);
+        return;
+    }
+    for (o = 0; o < 64u * sz; o += 64u)
+        rmsi_bwd_pf_near(b, nx, ndy, (size_t)c->cols * sz, (size_t)j * sz + RMSI_BWD_PF_NEAR + o);
+}
+
 /*
  * Row a's dx sweep (and its dweight products) with row b = a + 1's dot sweep
  * fused in, 64 columns per step: b comes from memory while a is read back
  * from L1/L2, and the weight is widened once for both. Returns b's sum of
  * g * n in rmsi_bwd_dot_eo's order; a's dx and products are rmsi_bwd_out_eo's,
  * so no bit changes. dx rows must need no alignment head for the
- * non-temporal stores. pfx, pfdy: row a + 2 (NULL: none), prefetched with
- * PREFETCHT1. One thread on 16384x4096 streamed 8.5-12 GB/s with T0 (one row
- * ahead or 2-4 KB ahead in row b) or no software prefetch, 12.6-14 GB/s with
- * T1 2-8 KB ahead in row b, 13.6-16.8 GB/s with T1 or T2 one row ahead
- * (docs/perf/cpu.md, session 5). wt: w + weight_offset widened in even/odd
- * form (rmsi_wtab_eo), or NULL.
+ * non-temporal stores. pfx, pfdy: row a + 2 (NULL: none), for
+ * rmsi_bwd_pf_near. wt: w + weight_offset widened in even/odd form
+ * (rmsi_wtab_eo), or NULL.
  */
 RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a,
                                     const rmsi_bwd_row *b, __m512 rsa, __m512 cma, __m512 rsb,
@@ -501,12 +561,7 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
         const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
-            if (pfx != NULL) {
-                _mm_prefetch(pfx + (size_t)j * 2u, _MM_HINT_T1);
-                _mm_prefetch(pfx + (size_t)j * 2u + 64u, _MM_HINT_T1);
-                _mm_prefetch(pfdy + (size_t)j * 2u, _MM_HINT_T1);
-                _mm_prefetch(pfdy + (size_t)j * 2u + 64u, _MM_HINT_T1);
-            }
+            rmsi_bwd_pf_step(c, b, pfx, pfdy, j, 2u);
             if (wk != RMSI_W_NONE && wt != NULL) {
                 wf0.e = _mm512_load_ps(wt + j);
                 wf0.o = _mm512_load_ps(wt + j + 16);
@@ -564,28 +619,14 @@ RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row 
     w->nx = NULL;
 }
 
-/* x and dy of the 64 columns at j of the row at pfx / pfdy into L2, and of
- * the row after it when xs (its x stride; dys, dy's) is not 0. */
-RMSI_INLINE void rmsi_bwd_prefetch64(const char *pfx, const char *pfdy, size_t xs, size_t dys, int64_t j,
-                                     size_t sz)
-{
-    size_t o;
-
-    for (o = 0; o < 64u * sz; o += 64u) {
-        _mm_prefetch(pfx + (size_t)j * sz + o, _MM_HINT_T1);
-        _mm_prefetch(pfdy + (size_t)j * sz + o, _MM_HINT_T1);
-        if (xs != 0u) {
-            _mm_prefetch(pfx + xs + (size_t)j * sz + o, _MM_HINT_T1);
-            _mm_prefetch(pfdy + dys + (size_t)j * sz + o, _MM_HINT_T1);
-        }
-    }
-}
-
 /* Row a's dx sweep (dx and its dweight products, rmsi_bwd_out's) with row
  * b's dot sweep (rmsi_bwd_dot's blocks, accumulators and order: rows of one
- * segment) alongside, 64 columns a step; returns b's sum of g * n. pf: the
- * row after b, prefetched into L2 (NULL: none). For the simple calls of the
- * ordered form (f32, f16, bf16 with an f32 weight) with dx plainly stored. */
+ * segment) alongside, 64 columns a step; returns b's sum of g * n. pfx,
+ * pfdy: the row after b (NULL: none), for rmsi_bwd_pf_near. For the simple
+ * calls of the ordered form (f32, f16, bf16 with an f32 weight); streamed dx
+ * rows must need no alignment head. Session 60, cold f32 16384x4096 and
+ * 8192x8192 on two threads: 0.93-0.95 of the 2r1w_nt probe, against
+ * 0.85-0.89 for two sweeps a row (rmsi_bwd_row_run). */
 RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, const rmsi_bwd_row *b,
                                 __m512 rsa, __m512 cma, __m512 rsb, const char *pfx, const char *pfdy,
                                 rmsnorm_dtype t, int wk, int hw)
@@ -601,27 +642,26 @@ RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
         const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         for (; j < end; j += 64) {
-            if (pfx != NULL)
-                rmsi_bwd_prefetch64(pfx, pfdy, 0, 0, j, sz);
+            rmsi_bwd_pf_step(c, b, pfx, pfdy, j, sz);
             rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g, n, a0);
-            rmsi_bwd_out(&k, a, j, 0, 1, 0, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_out(&k, a, j, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
             rmsi_bwd_gn(&k, b, j + 16, 0, 1, rsb, t, wk, &dy, &g, &n);
             a1 = _mm512_fmadd_ps(g, n, a1);
-            rmsi_bwd_out(&k, a, j + 16, 0, 1, 0, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_out(&k, a, j + 16, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
             rmsi_bwd_gn(&k, b, j + 32, 0, 1, rsb, t, wk, &dy, &g, &n);
             a2 = _mm512_fmadd_ps(g, n, a2);
-            rmsi_bwd_out(&k, a, j + 32, 0, 1, 0, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_out(&k, a, j + 32, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
             rmsi_bwd_gn(&k, b, j + 48, 0, 1, rsb, t, wk, &dy, &g, &n);
             a3 = _mm512_fmadd_ps(g, n, a3);
-            rmsi_bwd_out(&k, a, j + 48, 0, 1, 0, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_out(&k, a, j + 48, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
         }
         tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
     for (; j + RMSI_VL <= c->cols; j += RMSI_VL) {
         rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
         a4 = _mm512_fmadd_ps(g, n, a4);
-        rmsi_bwd_out(&k, a, j, 0, 1, 0, rsa, cma, t, wk, hw, 1);
+        rmsi_bwd_out(&k, a, j, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
     }
     if (j < c->cols) {
         const __mmask16 m = rmsi_vmask(c->cols - j);
@@ -724,11 +764,18 @@ RMSI_INLINE void rmsi_bwd_pipe2(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
     }
 }
 
+/* 1 unless dx is streamed to rows that do not start on 64 bytes: the
+ * pipelined sweeps have no alignment head. */
+static inline int rmsi_bwd_dx_head_free(const rmsi_bwd_ctx *c)
+{
+    return !c->nt || ((uintptr_t)c->dx % 64u == 0u && c->dxs % 64u == 0u);
+}
+
 /* 1 when rmsi_bwd_rows_pipe may take a simple call's rows: the ordered form,
- * dx plainly stored, rows of one sum segment. */
+ * rows of one sum segment. */
 static inline int rmsi_bwd_pipe_ok(const rmsi_bwd_ctx *c)
 {
-    return !c->nt && c->cols <= RMSI_SEG_MIN;
+    return rmsi_bwd_dx_head_free(c) && c->cols <= RMSI_SEG_MIN;
 }
 
 /* Rows [r0, r1) of a simple ordered-form call: row r's dx sweep with row
@@ -763,12 +810,14 @@ RMSI_INLINE void rmsi_bwd_rows_pipe(const rmsi_bwd_ctx *c, int64_t r0, int64_t r
  * one thread, 32 rows with dweight (docs/perf/cpu.md, session 42): 1024
  * columns 18% slower in pairs (a row's x, dy and partial stay in L1 either
  * way), 2048 level, 3072-8192 6-17% faster; f16 rows 3-5% slower at
- * 1024-8192 (their conversions, not L2, bound them): they stay single. */
+ * 1024-8192 (their conversions, not L2, bound them): they stay single.
+ * Streamed calls stay single too: the pairs' prefetch (rows after b, one
+ * row ahead into L2) is the one rmsi_bwd_pf_near replaced. */
 #define RMSI_BWD_PAIR_COLS 2048
 
 static inline int rmsi_bwd_pairs_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t)
 {
-    return t == RMSNORM_F32 && c->cols >= RMSI_BWD_PAIR_COLS;
+    return t == RMSNORM_F32 && c->cols >= RMSI_BWD_PAIR_COLS && !c->nt;
 }
 
 /* 2 when rows r and r + 1 may go as a pair (both before r1, one chunk's
@@ -872,11 +921,10 @@ RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64
 
 /* 1 when a call's rows run through rmsi_bwd_rows_fused_eo: the simple bf16
  * calls with no weight or a bf16 one, unless dx is streamed to rows that do
- * not start on 64 bytes (the fused sweep has no alignment head). */
+ * not start on 64 bytes. */
 static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int wk, int simple)
 {
-    return simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 &&
-           (!c->nt || ((uintptr_t)c->dx % 64u == 0u && c->dxs % 64u == 0u));
+    return simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_bwd_dx_head_free(c);
 }
 
 /* Items are rows (no dweight) or dweight chunks. simple != 0 (compile-time):

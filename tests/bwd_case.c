@@ -45,9 +45,26 @@ static const bwd_variant k_variants[N_VARIANTS] = {
     {RMST_W_NONE, 0.0f, RMSNORM_ROUND_LLAMA, 1, 1, 1, 0, 1e-6f},
 };
 
+/* Calls large enough for the host backends to stream dx (avx512: 24 MiB or
+ * more) with rows of at most 16384 columns, which the matrix above never
+ * makes: rows on 64 bytes take the pipelined sweeps (simd/bwd_rows.h), rows
+ * off them the two-sweep rows with an alignment head. Session 60 moved the
+ * aligned ordered-form rows (f32, f16, bf16 with an fp32 weight) onto the
+ * pipelined sweep; nothing checked those against the oracle before. */
+static const rmst_bwd_case k_streamed[] = {
+    /* t, rows, cols, stride, weight, offset, flags, rstd given, dres, dx in place, dw, eps, magnitude */
+    {RMSNORM_F32, 1100, 4096, 4096, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_F32, 700, 4096, 4099, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1e3, 0},
+    {RMSNORM_F16, 1100, 4100, 4128, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-5f, 1.0, 0},
+    {RMSNORM_BF16, 1100, 4096, 4096, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1e-3, 0},
+    {RMSNORM_BF16, 1100, 4130, 4160, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1.0, 0},
+};
+
+#define N_MATRIX ((sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS)
+
 size_t rmst_bwd_case_count(void)
 {
-    return (sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS;
+    return N_MATRIX + sizeof k_streamed / sizeof k_streamed[0];
 }
 
 /* Pruning as for the forward: above 2^20 elements F32 runs three variants
@@ -64,6 +81,13 @@ static int pruned(size_t d, int64_t rows, int64_t cols, size_t v)
 
 int rmst_bwd_case_at(size_t i, rmst_bwd_case *c)
 {
+    if (i >= N_MATRIX) {
+        if (i - N_MATRIX >= sizeof k_streamed / sizeof k_streamed[0])
+            return 0;
+        *c = k_streamed[i - N_MATRIX];
+        c->seed = 0xbacc0000ull + (uint64_t)i;
+        return 1;
+    }
     size_t v = i % N_VARIANTS;
     size_t s = (i / N_VARIANTS) % N_SHAPES;
     size_t d = i / (N_VARIANTS * N_SHAPES);
