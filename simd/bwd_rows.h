@@ -494,10 +494,10 @@ RMSI_INLINE void rmsi_bwd_prefetch64(const char *pfx, const char *pfdy, size_t x
  * RMSI_BWD_PF_NEAR bytes ahead of its loads, into L1, running on into the
  * row after b near b's end. Session 60 (CPU model 167, docs/perf/cpu.md),
  * cold 16384x4096 and 8192x8192 on two threads, ratio to the 2r1w_nt probe:
- * bf16 0.84-0.87 against 0.72-0.75 with the row after b prefetched one row
- * ahead into L2 (session 5's choice, for the two-sweep rows of that time);
- * 512 to 1536 bytes ahead did about as well, 128-256 bytes little, and
- * PREFETCHT1 half as much as T0.
+ * bf16 0.83-0.88 against 0.72-0.77 with the row after b prefetched one row
+ * ahead into L2 (session 5's choice, for the two-sweep rows of that time).
+ * 768 to 4096 bytes ahead read alike; 128-256 bytes gained little, and
+ * PREFETCHT1 about half as much as T0.
  */
 #define RMSI_BWD_PF_NEAR ((size_t)1024)
 
@@ -625,8 +625,8 @@ RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row 
  * pfdy: the row after b (NULL: none), for rmsi_bwd_pf_near. For the simple
  * calls of the ordered form (f32, f16, bf16 with an f32 weight); streamed dx
  * rows must need no alignment head. Session 60, cold f32 16384x4096 and
- * 8192x8192 on two threads: 0.93-0.95 of the 2r1w_nt probe, against
- * 0.85-0.89 for two sweeps a row (rmsi_bwd_row_run). */
+ * 8192x8192 on two threads: 0.89-0.97 of the 2r1w_nt probe, against
+ * 0.85-0.92 for two sweeps a row (rmsi_bwd_row_run). */
 RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, const rmsi_bwd_row *b,
                                 __m512 rsa, __m512 cma, __m512 rsb, const char *pfx, const char *pfdy,
                                 rmsnorm_dtype t, int wk, int hw)
