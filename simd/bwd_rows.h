@@ -518,13 +518,17 @@ RMSI_INLINE void rmsi_bwd_pf_near(const rmsi_bwd_row *b, const char *nx, const c
 /* The prefetch of one 64-column step at j of row b (sz bytes an element; nx,
  * ndy: the row after b, NULL: none). Calls that are not streamed fit the L3
  * and keep the row after b one row ahead into L2: rmsi_bwd_pf_near made
- * cached bf16 512x4096 (hot in the L3) 19% slower. */
+ * cached bf16 512x4096 (hot in the L3) 19% slower. Not rows of more than
+ * one sum segment (session 61): one row ahead is over 32 KiB for each of x
+ * and dy there (256 KiB in fp32 rows of 65536), and with rows a and b, the
+ * partial and the weights it overfilled L2 (hot f32 8x65536 336 -> 431-452 us in the pipelined sweep,
+ * 314-318 with the near prefetch). */
 RMSI_INLINE void rmsi_bwd_pf_step(const rmsi_bwd_ctx *c, const rmsi_bwd_row *b, const char *nx,
                                   const char *ndy, int64_t j, size_t sz)
 {
     size_t o;
 
-    if (!c->nt) {
+    if (!c->nt && c->cols <= RMSI_SEG_MIN) {
         if (nx != NULL)
             rmsi_bwd_prefetch64(nx, ndy, 0, 0, j, sz);
         return;
@@ -620,13 +624,15 @@ RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row 
 }
 
 /* Row a's dx sweep (dx and its dweight products, rmsi_bwd_out's) with row
- * b's dot sweep (rmsi_bwd_dot's blocks, accumulators and order: rows of one
- * segment) alongside, 64 columns a step; returns b's sum of g * n. pfx,
- * pfdy: the row after b (NULL: none), for rmsi_bwd_pf_near. For the simple
- * calls of the ordered form (f32, f16, bf16 with an f32 weight); streamed dx
- * rows must need no alignment head. Session 60, cold f32 16384x4096 and
- * 8192x8192 on two threads: 0.89-0.97 of the 2r1w_nt probe, against
- * 0.85-0.92 for two sweeps a row (rmsi_bwd_row_run). */
+ * b's dot sweep (rmsi_bwd_dot's blocks, accumulators, segments and order)
+ * alongside, 64 columns a step; returns b's sum of g * n. pfx, pfdy: the row
+ * after b (NULL: none), for rmsi_bwd_pf_near. For the simple calls of the
+ * ordered form (f32, f16, bf16 with an f32 weight); streamed dx rows must
+ * need no alignment head. Session 60, cold f32 16384x4096 and 8192x8192 on
+ * two threads: 0.89-0.97 of the 2r1w_nt probe, against 0.85-0.92 for two
+ * sweeps a row (rmsi_bwd_row_run). Session 61 took rows of several segments
+ * (over 16384 columns) too: cold f32 2048x32768 0.55 -> 0.87-0.90, where
+ * two sweeps of a 128 KiB row had gone to L2 and back. */
 RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, const rmsi_bwd_row *b,
                                 __m512 rsa, __m512 cma, __m512 rsb, const char *pfx, const char *pfdy,
                                 rmsnorm_dtype t, int wk, int hw)
@@ -634,29 +640,35 @@ RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
     const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), 0, 0 };
     const size_t sz = rmsi_vsize(t);
     const int64_t c64 = c->cols & ~(int64_t)63;
+    const int64_t seg = rmsi_seg_cols(c->cols);
     __m512 tot = _mm512_setzero_ps(), a4 = tot;
     __m512 dy, g, n;
-    int64_t j = 0;
+    int64_t j = 0, js;
 
-    while (j < c64) {
-        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
-        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        for (; j < end; j += 64) {
-            rmsi_bwd_pf_step(c, b, pfx, pfdy, j, sz);
-            rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
-            a0 = _mm512_fmadd_ps(g, n, a0);
-            rmsi_bwd_out(&k, a, j, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-            rmsi_bwd_gn(&k, b, j + 16, 0, 1, rsb, t, wk, &dy, &g, &n);
-            a1 = _mm512_fmadd_ps(g, n, a1);
-            rmsi_bwd_out(&k, a, j + 16, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-            rmsi_bwd_gn(&k, b, j + 32, 0, 1, rsb, t, wk, &dy, &g, &n);
-            a2 = _mm512_fmadd_ps(g, n, a2);
-            rmsi_bwd_out(&k, a, j + 32, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-            rmsi_bwd_gn(&k, b, j + 48, 0, 1, rsb, t, wk, &dy, &g, &n);
-            a3 = _mm512_fmadd_ps(g, n, a3);
-            rmsi_bwd_out(&k, a, j + 48, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+    for (js = 0; js < c64; js += seg) {
+        const int64_t e = c64 - js > seg ? js + seg : c64;
+        __m512 st = _mm512_setzero_ps(); /* the segment's, as rmsi_bwd_dot_seg's tot */
+        while (j < e) {
+            const int64_t end = (e - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : e;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (; j < end; j += 64) {
+                rmsi_bwd_pf_step(c, b, pfx, pfdy, j, sz);
+                rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
+                a0 = _mm512_fmadd_ps(g, n, a0);
+                rmsi_bwd_out(&k, a, j, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+                rmsi_bwd_gn(&k, b, j + 16, 0, 1, rsb, t, wk, &dy, &g, &n);
+                a1 = _mm512_fmadd_ps(g, n, a1);
+                rmsi_bwd_out(&k, a, j + 16, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+                rmsi_bwd_gn(&k, b, j + 32, 0, 1, rsb, t, wk, &dy, &g, &n);
+                a2 = _mm512_fmadd_ps(g, n, a2);
+                rmsi_bwd_out(&k, a, j + 32, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+                rmsi_bwd_gn(&k, b, j + 48, 0, 1, rsb, t, wk, &dy, &g, &n);
+                a3 = _mm512_fmadd_ps(g, n, a3);
+                rmsi_bwd_out(&k, a, j + 48, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+            }
+            st = _mm512_add_ps(st, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
         }
-        tot = _mm512_add_ps(tot, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        tot = rmsi_seg_fold(tot, st, js == 0);
     }
     for (; j + RMSI_VL <= c->cols; j += RMSI_VL) {
         rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
@@ -771,11 +783,11 @@ static inline int rmsi_bwd_dx_head_free(const rmsi_bwd_ctx *c)
     return !c->nt || ((uintptr_t)c->dx % 64u == 0u && c->dxs % 64u == 0u);
 }
 
-/* 1 when rmsi_bwd_rows_pipe may take a simple call's rows: the ordered form,
- * rows of one sum segment. */
+/* 1 when rmsi_bwd_rows_pipe may take a simple call's rows (the ordered
+ * form). */
 static inline int rmsi_bwd_pipe_ok(const rmsi_bwd_ctx *c)
 {
-    return rmsi_bwd_dx_head_free(c) && c->cols <= RMSI_SEG_MIN;
+    return rmsi_bwd_dx_head_free(c);
 }
 
 /* Rows [r0, r1) of a simple ordered-form call: row r's dx sweep with row
@@ -812,12 +824,13 @@ RMSI_INLINE void rmsi_bwd_rows_pipe(const rmsi_bwd_ctx *c, int64_t r0, int64_t r
  * way), 2048 level, 3072-8192 6-17% faster; f16 rows 3-5% slower at
  * 1024-8192 (their conversions, not L2, bound them): they stay single.
  * Streamed calls stay single too: the pairs' prefetch (rows after b, one
- * row ahead into L2) is the one rmsi_bwd_pf_near replaced. */
+ * row ahead into L2) is the one rmsi_bwd_pf_near replaced. So do rows of
+ * more than one sum segment: rmsi_bwd_pipe2 sums its dots as one. */
 #define RMSI_BWD_PAIR_COLS 2048
 
 static inline int rmsi_bwd_pairs_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t)
 {
-    return t == RMSNORM_F32 && c->cols >= RMSI_BWD_PAIR_COLS && !c->nt;
+    return t == RMSNORM_F32 && c->cols >= RMSI_BWD_PAIR_COLS && c->cols <= RMSI_SEG_MIN && !c->nt;
 }
 
 /* 2 when rows r and r + 1 may go as a pair (both before r1, one chunk's

@@ -46,11 +46,12 @@ static const bwd_variant k_variants[N_VARIANTS] = {
 };
 
 /* Calls large enough for the host backends to stream dx (avx512: 24 MiB or
- * more) with rows of at most 16384 columns, which the matrix above never
- * makes: rows on 64 bytes take the pipelined sweeps (simd/bwd_rows.h), rows
- * off them the two-sweep rows with an alignment head. Session 60 moved the
- * aligned ordered-form rows (f32, f16, bf16 with an fp32 weight) onto the
- * pipelined sweep; nothing checked those against the oracle before. */
+ * more), which the matrix above never makes: rows on 64 bytes take the
+ * pipelined sweeps (simd/bwd_rows.h), rows off them the two-sweep rows with
+ * an alignment head. Session 60 moved the aligned ordered-form rows (f32,
+ * f16, bf16 with an fp32 weight) onto the pipelined sweep, session 61 those
+ * of more than 16384 columns too; nothing checked either against the oracle
+ * before. */
 static const rmst_bwd_case k_streamed[] = {
     /* t, rows, cols, stride, weight, offset, flags, rstd given, dres, dx in place, dw, eps, magnitude */
     {RMSNORM_F32, 1100, 4096, 4096, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
@@ -58,6 +59,11 @@ static const rmst_bwd_case k_streamed[] = {
     {RMSNORM_F16, 1100, 4100, 4128, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-5f, 1.0, 0},
     {RMSNORM_BF16, 1100, 4096, 4096, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1e-3, 0},
     {RMSNORM_BF16, 1100, 4130, 4160, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1.0, 0},
+    /* rows of several sum segments (session 61: the pipelined sweeps for
+     * them), on 64 bytes and off them */
+    {RMSNORM_F32, 210, 32800, 32800, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_F16, 400, 33000, 33024, RMST_W_NONE, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-5f, 1e3, 0},
+    {RMSNORM_F32, 200, 33000, 33003, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1e-3, 0},
 };
 
 #define N_MATRIX ((sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS)

@@ -14,7 +14,10 @@
  * in place, dx in place, rstd given or recomputed, a row of over 2^21
  * columns (whose segments are longer than 16384, rmsi_seg_cols) that
  * streams its outputs, and bf16 rows small enough that AVX512-BF16's sum
- * is redone with FMAs (rmsi_row_sumsq_bf16_put).
+ * is redone with FMAs (rmsi_row_sumsq_bf16_put). With one thread, and in
+ * the 20-row call, the simple backward's rows take the pipelined sweeps
+ * (avx512: rmsi_bwd_rows_pipe and rmsi_bwd_rows_fused_eo), whose dot must
+ * fold its segments as the split row's does.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -69,6 +72,10 @@ static const wcase k_cases[] = {
      32},
     {"bwd f16 LLAMA, f32 w", 3, 40000, RMSNORM_F16, RMSNORM_F32, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE,
      RMSNORM_ROUND_LLAMA, 1.0f, 0},
+    {"bwd f32 simple, f32 w", 3, 70000, RMSNORM_F32, RMSNORM_F32, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE, 0, 1.0f, 0},
+    {"bwd f16 simple, no w, dx over dy, rstd given", 2, 40000, RMSNORM_F16, NOW, 1, 0, 0, 1, 1, RMSNORM_QUANT_NONE,
+     0, 1.0f, 0},
+    {"bwd bf16 simple, f32 w", 2, 70000, RMSNORM_BF16, RMSNORM_F32, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE, 0, 1.0f, 0},
     {"bwd bf16 tiny rows", 1, 70000, RMSNORM_BF16, RMSNORM_BF16, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE, 0, 0x1p-70f, 0},
     {"bwd f32 2^21+40 columns, streamed", 1, 2097192, RMSNORM_F32, RMSNORM_F32, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE,
      0, 1.0f, 0},
