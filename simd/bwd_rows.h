@@ -452,16 +452,6 @@ RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_b
     }
 }
 
-/* fp32 rows from this many columns (128 KiB of x and of dy) do not prefetch
- * the next row in their two sweeps. Session 61, cold two-thread calls with a
- * residual gradient: f32 2048x32768 51-55 -> 37-39 ms, 1024x65536 63-65 ->
- * 39.5, 512x131072 56-57 -> 43-44; 16-bit rows of as many bytes kept it
- * (f16 and bf16 1024x65536 10-12% slower without, bf16 512x131072 level to
- * 8% slower), and f32 rows of 16448 columns too (4%). No counters here to
- * say why; fp32's sweeps convert nothing, so they draw the same bytes in
- * fewer instructions. */
-#define RMSI_BWD_PF_NEXT_F32 ((int64_t)32768)
-
 /* Rows [r0, r1) with partial row part (NULL: no dweight). */
 RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, float *part,
                                rmsnorm_dtype t, int wk, int hw, int simple)
@@ -476,9 +466,8 @@ RMSI_INLINE void rmsi_bwd_rows(const rmsi_bwd_ctx *c, int64_t r0, int64_t r1, fl
         w.dx = c->dx + (size_t)r * c->dxs;
         w.part = part;
         w.first = r == r0;
-        const int pf = r + 1 < r1 && (t != RMSNORM_F32 || c->cols < RMSI_BWD_PF_NEXT_F32);
-        w.ndy = pf ? w.dy + c->dys : NULL;
-        w.nx = pf ? w.x + c->xs : NULL;
+        w.ndy = r + 1 < r1 ? w.dy + c->dys : NULL;
+        w.nx = r + 1 < r1 ? w.x + c->xs : NULL;
         rmsi_bwd_row_run(c, r, &w, t, wk, hw, simple);
     }
 }

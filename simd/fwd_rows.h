@@ -25,8 +25,7 @@
  *  - The simple bf16 fused add stores h from the sum sweep even when
  *    streamed (aligned rows) and feeds the y sweep from a stack copy of h
  *    (rmsi_fwd_rows_fused_eo).
- *  - The next row is prefetched into L2 (PREFETCHT1) while it is at most
- *    RMSI_FWD_PF_NEXT_MAX bytes, not into L1: with two
+ *  - The next row is prefetched into L2 (PREFETCHT1), not L1: with two
  *    threads T1 took 0.74-0.80x the time of T0 on 8192-column rows and no
  *    more on 4096-column or hot rows (docs/perf/cpu.md, session 7). Likely
  *    reason, not measured (no counters in this guest): T0 pulled the next
@@ -170,24 +169,6 @@ RMSI_INLINE void rmsi_fwd_store(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, in
         if (!simple && w->q != NULL)
             _mm_mask_storeu_epi8(w->q + j, m, rmsi_fp8_encode(_mm512_div_ps(v, qs), &f));
     }
-}
-
-/* The y sweep prefetches the next row (x, and the residual) into L2 only
- * while that is at most this many bytes. Session 61, cold on two threads,
- * without it where one row ahead is 256 KiB or more: f32 forward 1024x65536
- * 18.0-19.0 -> 16.4-16.9 ms, f32 fused add 1024x65536 38.9-41.2 -> 33.1-34.8,
- * 2048x32768 33.9-35.1 -> 31.8-33.1; where it is 128 KiB (bf16 forward
- * 1024x65536, f32 forward 2048x32768) it still gains 8-17% and 5-8%. The
- * simple bf16 fused add (rmsi_fwd_rows_fused_eo) keeps it at every width:
- * without, 1024x65536 was 10% slower (17.0-17.4 -> 18.9-19.1 ms). Rows of up
- * to 16384 columns are always under it. */
-#define RMSI_FWD_PF_NEXT_MAX ((size_t)128 * 1024)
-
-/* 1 when row r's y sweep prefetches row r + 1 (< r1); sz: bytes an element. */
-static inline int rmsi_fwd_pf_next(const rmsi_fwd_ctx *c, int64_t r, int64_t r1, size_t sz)
-{
-    const size_t bytes = (size_t)c->cols * sz * (c->res != NULL ? 2u : 1u);
-    return r + 1 < r1 && bytes <= RMSI_FWD_PF_NEXT_MAX;
 }
 
 /* The simple bf16 y sweep's w + weight_offset, widened once a range call
@@ -463,7 +444,7 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
         w.hr = (copy != NULL || c->h_read) ? NULL : rr;
         w.y = c->y + (size_t)r * c->ys;
         w.q = NULL;
-        w.nx = r + 1 < r1 ? xr + c->xs : NULL; /* not rmsi_fwd_pf_next: see there */
+        w.nx = r + 1 < r1 ? xr + c->xs : NULL;
         w.nr = r + 1 < r1 ? rr + c->rs : NULL;
         w.wt = wt;
 
@@ -594,11 +575,10 @@ RMSI_INLINE void rmsi_fwd_out(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, int6
     }
 }
 
-/* Row r's pointers in c; the next row is prefetched when rmsi_fwd_pf_next. */
+/* Row r's pointers in c; the next row is prefetched when r + 1 < r1. */
 RMSI_INLINE void rmsi_fwd_row_at(const rmsi_fwd_ctx *c, int64_t r, int64_t r1, const float *wt,
-                                 int simple, rmsnorm_dtype t, rmsi_fwd_row *w, char **hr)
+                                 int simple, rmsi_fwd_row *w, char **hr)
 {
-    const int pf = rmsi_fwd_pf_next(c, r, r1, rmsi_vsize(t));
     const char *xr = c->x + (size_t)r * c->xs;
     const char *rr = c->res != NULL ? c->res + (size_t)r * c->rs : NULL;
 
@@ -607,8 +587,8 @@ RMSI_INLINE void rmsi_fwd_row_at(const rmsi_fwd_ctx *c, int64_t r, int64_t r1, c
     w->hr = rr;
     w->y = c->y != NULL ? c->y + (size_t)r * c->ys : NULL;
     w->q = (!simple && c->q != NULL) ? c->q + (size_t)r * c->qs : NULL;
-    w->nx = pf ? xr + c->xs : NULL;
-    w->nr = (pf && rr != NULL) ? rr + c->rs : NULL;
+    w->nx = r + 1 < r1 ? xr + c->xs : NULL;
+    w->nr = (r + 1 < r1 && rr != NULL) ? rr + c->rs : NULL;
     w->wt = wt;
 }
 
@@ -636,7 +616,7 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         char *hr;
         float qscale = 1.0f;
 
-        rmsi_fwd_row_at(c, r, r1, wt, simple, t, &w, &hr);
+        rmsi_fwd_row_at(c, r, r1, wt, simple, &w, &hr);
         if (simple && RMSI_NEVER(w.y == NULL))
             return; /* the simple instantiations are only picked with y */
         const char *xr = w.hx, *rr = w.hr;

@@ -77,7 +77,7 @@ RMSI_INLINE void rmsi_fwd_wide_out(const rmsi_fwd_ctx *c, const rmsi_fwd_ctx *d,
     rmsi_fwd_row w;
     char *hr;
 
-    rmsi_fwd_row_at(d, r, 0, NULL, simple, t, &w, &hr);
+    rmsi_fwd_row_at(d, r, 0, NULL, simple, &w, &hr);
     if (hr != NULL) { /* stored in phase 0 */
         w.hx = hr;
         w.hr = NULL;
