@@ -519,10 +519,10 @@ RMSI_INLINE void rmsi_bwd_pf_near(const rmsi_bwd_row *b, const char *nx, const c
  * ndy: the row after b, NULL: none). Calls that are not streamed fit the L3
  * and keep the row after b one row ahead into L2: rmsi_bwd_pf_near made
  * cached bf16 512x4096 (hot in the L3) 19% slower. Not rows of more than
- * one sum segment (session 61): one row ahead is over 32 KiB for each of x
- * and dy there (256 KiB in fp32 rows of 65536), and with rows a and b, the
- * partial and the weights it overfilled L2 (hot f32 8x65536 336 -> 431-452 us in the pipelined sweep,
- * 314-318 with the near prefetch). */
+ * one sum segment (session 61, this VM only): one row ahead is over 32 KiB
+ * for each of x and dy there (256 KiB in fp32 rows of 65536), and with rows
+ * a and b, the partial and the weights it overfilled L2 (hot f32 8x65536:
+ * 336 us in two sweeps, 431-452 pipelined, 314-318 with the near prefetch). */
 RMSI_INLINE void rmsi_bwd_pf_step(const rmsi_bwd_ctx *c, const rmsi_bwd_row *b, const char *nx,
                                   const char *ndy, int64_t j, size_t sz)
 {
