@@ -641,34 +641,36 @@ RMSI_INLINE float rmsi_bwd_pipe(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a, co
     const size_t sz = rmsi_vsize(t);
     const int64_t c64 = c->cols & ~(int64_t)63;
     const int64_t seg = rmsi_seg_cols(c->cols);
-    __m512 tot = _mm512_setzero_ps(), a4 = tot;
+    int64_t snext = seg; /* where the current segment ends */
+    __m512 tot = _mm512_setzero_ps(), sv = tot, a4 = tot;
     __m512 dy, g, n;
-    int64_t j = 0, js;
+    int64_t j = 0;
 
-    for (js = 0; js < c64; js += seg) {
-        const int64_t e = c64 - js > seg ? js + seg : c64;
-        __m512 st = _mm512_setzero_ps(); /* the segment's, as rmsi_bwd_dot_seg's tot */
-        while (j < e) {
-            const int64_t end = (e - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : e;
-            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-            for (; j < end; j += 64) {
-                rmsi_bwd_pf_step(c, b, pfx, pfdy, j, sz);
-                rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
-                a0 = _mm512_fmadd_ps(g, n, a0);
-                rmsi_bwd_out(&k, a, j, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-                rmsi_bwd_gn(&k, b, j + 16, 0, 1, rsb, t, wk, &dy, &g, &n);
-                a1 = _mm512_fmadd_ps(g, n, a1);
-                rmsi_bwd_out(&k, a, j + 16, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-                rmsi_bwd_gn(&k, b, j + 32, 0, 1, rsb, t, wk, &dy, &g, &n);
-                a2 = _mm512_fmadd_ps(g, n, a2);
-                rmsi_bwd_out(&k, a, j + 32, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-                rmsi_bwd_gn(&k, b, j + 48, 0, 1, rsb, t, wk, &dy, &g, &n);
-                a3 = _mm512_fmadd_ps(g, n, a3);
-                rmsi_bwd_out(&k, a, j + 48, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
-            }
-            st = _mm512_add_ps(st, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    while (j < c64) {
+        const int64_t end = (c64 - j > RMSI_SUM_BLOCK) ? j + RMSI_SUM_BLOCK : c64;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (; j < end; j += 64) {
+            rmsi_bwd_pf_step(c, b, pfx, pfdy, j, sz);
+            rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
+            a0 = _mm512_fmadd_ps(g, n, a0);
+            rmsi_bwd_out(&k, a, j, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_gn(&k, b, j + 16, 0, 1, rsb, t, wk, &dy, &g, &n);
+            a1 = _mm512_fmadd_ps(g, n, a1);
+            rmsi_bwd_out(&k, a, j + 16, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_gn(&k, b, j + 32, 0, 1, rsb, t, wk, &dy, &g, &n);
+            a2 = _mm512_fmadd_ps(g, n, a2);
+            rmsi_bwd_out(&k, a, j + 32, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
+            rmsi_bwd_gn(&k, b, j + 48, 0, 1, rsb, t, wk, &dy, &g, &n);
+            a3 = _mm512_fmadd_ps(g, n, a3);
+            rmsi_bwd_out(&k, a, j + 48, 0, 1, c->nt, rsa, cma, t, wk, hw, 1);
         }
-        tot = rmsi_seg_fold(tot, st, js == 0);
+        /* rmsi_bwd_dot's fold, as in rmsi_bwd_fused_eo */
+        sv = _mm512_add_ps(sv, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+        if (j == snext || j == c64) {
+            tot = rmsi_seg_fold(tot, sv, j <= seg);
+            sv = _mm512_setzero_ps();
+            snext += seg;
+        }
     }
     for (; j + RMSI_VL <= c->cols; j += RMSI_VL) {
         rmsi_bwd_gn(&k, b, j, 0, 1, rsb, t, wk, &dy, &g, &n);
