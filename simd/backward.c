@@ -9,7 +9,8 @@
  * runs a chunk never changes a bit, so dw is identical across runs and thread
  * counts. Threads take contiguous ranges of chunks (rows without dweight),
  * or, in a call of fewer rows than threads, of column segments
- * (simd/bwd_wide.h). When every thread has as many rows, the reduction's
+ * (simd/bwd_wide.h), or, when whole chunks would leave threads idle, of
+ * (chunk, column tile) parts (simd/bwd_tiles.h). When every thread has as many rows, the reduction's
  * column blocks follow the chunks in the same OpenMP region, split over its
  * threads (rmsi_simd_run_then).
  * The simple bf16 calls' fused sweep keeps a partial's full 32-column blocks
@@ -21,12 +22,12 @@
 #endif
 
 #include "internal.h"
-#include "simd/bwd_wide.h"
+#include "simd/bwd_tiles.h"
 #include "simd/simd.h"
 
 /* Each (dtype, weight) pair in the general form and the simple one
  * (rmsi_bwd_items: no dresidual, no ROUND_LLAMA), each over chunks or rows
- * and over a wide call's segments (simd/bwd_wide.h); bf16's simple form also
+ * and over a phased call (simd/bwd_tiles.h: wide or tiled); bf16's simple form also
  * with one load a vector (_s1, for rows off a cache line). */
 #define BWD_INST(name, t, wk)                                                   \
     static void name(const void *c, int64_t i0, int64_t i1)                     \
@@ -39,11 +40,11 @@
     }                                                                           \
     static void name##_w(const void *c, int p, int64_t s0, int64_t s1)          \
     {                                                                           \
-        rmsi_bwd_wide((const rmsi_bwd_ctx *)c, p, s0, s1, t, wk, 0, 0);         \
+        rmsi_bwd_phase((const rmsi_bwd_ctx *)c, p, s0, s1, t, wk, 0, 0);        \
     }                                                                           \
     static void name##_s_w(const void *c, int p, int64_t s0, int64_t s1)        \
     {                                                                           \
-        rmsi_bwd_wide((const rmsi_bwd_ctx *)c, p, s0, s1, t, wk, 0, 1);         \
+        rmsi_bwd_phase((const rmsi_bwd_ctx *)c, p, s0, s1, t, wk, 0, 1);        \
     }
 #define BWD_INST1(name, wk)                                                     \
     static void name##_s1(const void *c, int64_t i0, int64_t i1)                \
@@ -190,7 +191,6 @@ static __attribute__((noinline)) void run_wide(rmsi_bwd_ctx *c, rmsi_phase_fn fn
     _Alignas(64) __m512 dotv[RMSI_WIDE_SLOTS];
     float rsv[RMSI_WIDE_SLOTS];
 
-    c->eo_part = 0; /* the wide sweeps keep the partials in column order */
     c->segv = segv;
     c->dotv = dotv;
     c->rsv = rsv;
@@ -198,6 +198,20 @@ static __attribute__((noinline)) void run_wide(rmsi_bwd_ctx *c, rmsi_phase_fn fn
     c->segv = NULL;
     c->dotv = NULL;
     c->rsv = NULL;
+}
+
+/* A tiled call (simd/bwd_tiles.h), with its per-row scratch in a frame of
+ * its own (8 KiB). */
+static __attribute__((noinline)) void run_tiled(rmsi_bwd_ctx *c, rmsi_phase_fn fn)
+{
+    float rsv[RMSI_BWD_TILED_ROWS];
+    float cmv[RMSI_BWD_TILED_ROWS];
+
+    c->rsv = rsv;
+    c->cmv = cmv;
+    rmsi_simd_run_phases(c->nchunks * c->tiles, RMSI_BWD_TILED_PHASES, fn, c);
+    c->rsv = NULL;
+    c->cmv = NULL;
 }
 
 static size_t stride_bytes(const rmsnorm_matrix *m)
@@ -264,17 +278,25 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     const size_t streams = 3u + (c.dres != NULL);
     const size_t bytes = (size_t)rows * (size_t)cols * streams * rmsi_vsize_dt(t);
     c.nt = bytes >= RMSI_SIMD_NT_MIN;
+    c.segv = NULL;
+    c.dotv = NULL;
+    c.rsv = NULL;
+    c.cmv = NULL;
+    c.nseg = nseg;
+    c.nchunks = nchunks;
+    c.tiles = 0;
+    const int wide = rmsi_simd_wide(rows, cols, nseg, RMSI_SIMD_PARALLEL_MIN);
+    const int par = rmsi_simd_parallel(rows, cols);
+    if (want_dw && !wide && par && !c.nt && rows <= RMSI_BWD_TILED_ROWS)
+        c.tiles = rmsi_simd_uneven(rows, c.chunk_rows, bytes / streams * (streams - 1u));
     /* The fused even/odd sweep's partials in even/odd form (16 even columns of
      * a full 32-column block, then its 16 odd ones): each row's products are
      * added with no permutes back to column order. The reduction restores the
      * order for free; one chunk, whose partial is dw, takes a pass of its
-     * own, which pays from 4 rows (docs/perf/cpu.md). */
-    c.eo_part = want_dw && (nchunks > 1 || rows >= 4) &&
+     * own, which pays from 4 rows (docs/perf/cpu.md). The wide and tiled
+     * sweeps keep the partials in column order. */
+    c.eo_part = want_dw && !wide && c.tiles == 0 && (nchunks > 1 || rows >= 4) &&
                 rmsi_bwd_fused_ok(&c, t, a->weight == NULL ? RMSI_W_NONE : (int)a->weight_dtype, simple);
-    c.segv = NULL;
-    c.dotv = NULL;
-    c.rsv = NULL;
-    c.nseg = nseg;
 
     red_ctx rc;
     rc.ws = c.ws;
@@ -284,18 +306,19 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     rc.eo = c.eo_part;
     const int64_t nred = (cols + RED_COLS - 1) / RED_COLS;
     const int reduce = want_dw && nchunks > 1;
-    const int wide = rmsi_simd_wide(rows, cols, nseg, RMSI_SIMD_PARALLEL_MIN);
-    if (reduce && !wide && rows % c.chunk_rows == 0 && rmsi_simd_even(nchunks)) {
+    if (reduce && !wide && c.tiles == 0 && rows % c.chunk_rows == 0 && rmsi_simd_even(nchunks)) {
         /* as many rows a thread. Otherwise the thread that the others wait
          * for, with the most rows, would also own again the lines of its
          * partial that another thread read (20x4096 bf16: 19 -> 20.5 us);
          * one thread reduces after the region, as before. */
-        rmsi_simd_run_then(nchunks, fn.rows, &c, nred, reduce_cols, &rc, rmsi_simd_parallel(rows, cols));
+        rmsi_simd_run_then(nchunks, fn.rows, &c, nred, reduce_cols, &rc, par);
     } else {
         if (wide)
             run_wide(&c, fn.wide);
+        else if (c.tiles > 0)
+            run_tiled(&c, fn.wide);
         else
-            rmsi_simd_run(want_dw ? nchunks : rows, rmsi_simd_parallel(rows, cols), fn.rows, &c);
+            rmsi_simd_run(want_dw ? nchunks : rows, par, fn.rows, &c);
         if (reduce)
             rmsi_simd_run(nred, rmsi_simd_parallel(nchunks, cols), reduce_cols, &rc);
     }

@@ -8,7 +8,7 @@
 #endif
 
 #include "internal.h"
-#include "simd/bwd_wide.h"
+#include "simd/bwd_tiles.h"
 
 #ifndef __AVX512BF16__
 #error "simd/backward_bf16.c must be built with -mavx512bf16 (simd/simd.ninja)"
@@ -22,7 +22,7 @@
 #define BWD_HW_W(name, wk, simple)                                              \
     static void name##_w(const void *c, int p, int64_t s0, int64_t s1)          \
     {                                                                           \
-        rmsi_bwd_wide((const rmsi_bwd_ctx *)c, p, s0, s1, RMSNORM_BF16, wk, 1, simple); \
+        rmsi_bwd_phase((const rmsi_bwd_ctx *)c, p, s0, s1, RMSNORM_BF16, wk, 1, simple); \
     }
 
 BWD_HW(bwd_bf16hw_none, RMSI_W_NONE, 0, 0)

@@ -40,10 +40,13 @@ typedef struct rmsi_bwd_ctx {
     int nt; /* dx written with non-temporal stores */
     int eo_part; /* rmsi_bwd_rows_fused_eo keeps full partial blocks in even/odd form */
     /* a wide call's scratch (simd/bwd_wide.h), else NULL: per row, nseg + 1
-     * slots of segment sums of x^2 (segv) and of g * n (dotv); rsv: rstd */
+     * slots of segment sums of x^2 (segv) and of g * n (dotv); rsv: rstd;
+     * a tiled call's (simd/bwd_tiles.h): rsv, and cmv, (sum of g * n) / cols */
     __m512 *segv, *dotv;
-    float *rsv;
+    float *rsv, *cmv;
     int64_t nseg;
+    int64_t nchunks; /* dweight chunks (0: no dweight) */
+    int64_t tiles;   /* a tiled call's tiles a chunk (its threads), else 0 */
 } rmsi_bwd_ctx;
 
 rmsi_kern rmsi_bwd_bf16hw_pick(int wk, int simple, int one);

@@ -70,12 +70,26 @@ void rmsi_simd_run_then(int64_t n0, rmsi_range_fn f0, const void *c0, int64_t n1
  * have. */
 int rmsi_simd_even(int64_t n);
 
+/* The threads of a region when rows >= 1 in chunks of chunk_rows, whole
+ * chunks to a thread, would leave the busiest thread with at least twice the
+ * mean of rows (16 rows in one chunk on 2 threads), or at least 1.5 times
+ * (40 rows in 16, 16 and 8: 1.6x) with at most RMSI_SIMD_UNEVEN_CACHED of
+ * in_bytes a thread; else 0. For the backward's dweight chunks, whose tiled
+ * form (simd/bwd_tiles.h) reads in_bytes (x, dy, dresidual) twice: the
+ * second time from a thread's L2 only when they fit it. 2-vCPU Xeon, hot and
+ * from memory (docs/perf/cpu.md, session 62): a 2x share gained 20-45%
+ * everywhere; a 1.6x one gained 10-25% at 0.6-1.3 MiB a thread and lost 8%
+ * at 5 MiB (f32 40x32768); a 1.33x one (24x8192) lost up to 15%. */
+#define RMSI_SIMD_UNEVEN_CACHED ((size_t)1 << 20)
+int64_t rmsi_simd_uneven(int64_t rows, int64_t chunk_rows, size_t in_bytes);
+
 /* A kernel's phase (0, 1, ...) over the items [i0, i1) of ctx: a call of a
  * few wide rows, whose items are a row's column segments (simd/wide.h). */
 typedef void (*rmsi_phase_fn)(const void *ctx, int phase, int64_t i0, int64_t i1);
 
 /* An instantiation's two entry points: over rows or dweight chunks split
- * between threads, and over a wide call's segments in phases. */
+ * between threads, and over a wide call's segments (or a tiled backward's
+ * parts, simd/bwd_tiles.h) in phases. */
 typedef struct rmsi_kern {
     rmsi_range_fn rows;
     rmsi_phase_fn wide;

@@ -73,6 +73,20 @@ int rmsi_simd_even(int64_t n)
     return n % omp_get_max_threads() == 0;
 }
 
+int64_t rmsi_simd_uneven(int64_t rows, int64_t chunk_rows, size_t in_bytes)
+{
+    const int64_t nth = omp_get_max_threads();
+    const int64_t n = (rows + chunk_rows - 1) / chunk_rows;
+    const int64_t most0 = (n + nth - 1) / nth * chunk_rows; /* thread 0's rows */
+    const int64_t most = most0 < rows ? most0 : rows;
+
+    if (nth < 2 || rows < 1)
+        return 0;
+    if (most * nth >= rows * 2)
+        return nth;
+    return most * nth * 2 >= rows * 3 && in_bytes / (size_t)nth <= RMSI_SIMD_UNEVEN_CACHED ? nth : 0;
+}
+
 int rmsi_simd_wide(int64_t rows, int64_t cols, int64_t nseg, int64_t min_elems)
 {
     if (nseg < 2 || rows >= omp_get_max_threads() || rows > RMSI_WIDE_SLOTS / (nseg + 1))

@@ -6,7 +6,7 @@
  * segment sums they fold must come out as one thread's sum. Each case runs
  * with 1, 2 and 7 OpenMP threads and must give the same bits in every output
  * (y, h, q, scales, rstd; dx, dw); its rows must also come out the same in a
- * call of 20 rows, which no backend splits by columns. Outputs are poisoned
+ * call of 20 rows (CONTEXT_ROWS). Outputs are poisoned
  * before each call, and an element left poisoned fails the case.
  *
  * The cases cover each forward and backward form the wide path has: the
@@ -14,8 +14,12 @@
  * in place, dx in place, rstd given or recomputed, a row of over 2^21
  * columns (whose segments are longer than 16384, rmsi_seg_cols) that
  * streams its outputs, and bf16 rows small enough that AVX512-BF16's sum
- * is redone with FMAs (rmsi_row_sumsq_bf16_put). With one thread, and in
- * the 20-row call, the simple backward's rows take the pipelined sweeps
+ * is redone with FMAs (rmsi_row_sumsq_bf16_put). Backward calls of 16-40
+ * rows of at most 16384 columns have fewer dweight chunks than 7 threads,
+ * or chunks that 2 threads cannot share evenly: avx512 splits their
+ * columns too (simd/bwd_tiles.h), and they must also give one thread's
+ * bits. With one thread, and in the 20-row call when no dw is asked for,
+ * the simple backward's rows take the pipelined sweeps
  * (avx512: rmsi_bwd_rows_pipe and rmsi_bwd_rows_fused_eo), whose dot must
  * fold its segments as the split row's does.
  */
@@ -28,7 +32,9 @@
 #include "tests/backends.h"
 #include "tests/rng.h"
 
-/* Rows of the call that no backend splits by columns. */
+/* Rows of the call that checks a case's rows in a larger call: more than
+ * the threads, so avx512 splits it by rows, except a backward with dw, whose
+ * two uneven chunks (16 and 4 rows) it splits by tiles of columns. */
 #define CONTEXT_ROWS 20
 
 /* What one case passes besides data: which inputs and outputs it has. */
@@ -79,6 +85,18 @@ static const wcase k_cases[] = {
     {"bwd bf16 tiny rows", 1, 70000, RMSNORM_BF16, RMSNORM_BF16, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE, 0, 0x1p-70f, 0},
     {"bwd f32 2^21+40 columns, streamed", 1, 2097192, RMSNORM_F32, RMSNORM_F32, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE,
      0, 1.0f, 0},
+    /* fewer dweight chunks than threads, or chunks that do not split evenly:
+     * avx512 cuts each chunk's columns into tiles (simd/bwd_tiles.h) */
+    {"bwd bf16 simple, bf16 w, one chunk", 16, 4096, RMSNORM_BF16, RMSNORM_BF16, 1, 0, 0, 0, 0, RMSNORM_QUANT_NONE, 0,
+     1.0f, 0},
+    {"bwd bf16 simple, no w, rows off a line", 24, 5000, RMSNORM_BF16, NOW, 1, 0, 0, 0, 1, RMSNORM_QUANT_NONE, 0,
+     1.0f, 2},
+    {"bwd f32 dresidual, three chunks", 40, 2100, RMSNORM_F32, RMSNORM_F32, 1, 1, 0, 0, 0, RMSNORM_QUANT_NONE, 0, 1.0f,
+     16},
+    {"bwd f16 LLAMA, dx over dy, rstd given", 20, 3300, RMSNORM_F16, RMSNORM_F16, 1, 0, 0, 1, 1, RMSNORM_QUANT_NONE,
+     RMSNORM_ROUND_LLAMA, 1.0f, 0},
+    {"bwd bf16 simple, f32 w, 3 rows of 16384", 3, 16384, RMSNORM_BF16, RMSNORM_F32, 1, 0, 0, 0, 0,
+     RMSNORM_QUANT_NONE, 0, 1.0f, 0},
 };
 
 /* One buffer: room for `bytes` at `off` past a 64-byte boundary. */
@@ -371,10 +389,10 @@ static void one_thread_bits(void **state)
                 failed += !same_out(c, &one, &w, o, 0u, what);
             run_free(&w);
         }
-        /* the same rows at the top of a call of CONTEXT_ROWS, at 7 threads:
-         * split by rows; per-row outputs only (dw and the block scales'
-         * layout depend on the row count) */
-        if (c->cols <= 140000) {
+        /* the same rows at the top of a call of CONTEXT_ROWS, at 7 threads
+         * (split by rows, or tiles: see CONTEXT_ROWS); per-row outputs only
+         * (dw and the block scales' layout depend on the row count) */
+        if (c->cols <= 140000 && c->rows < CONTEXT_ROWS) {
             static const int per_row[] = {O_Y, O_H, O_Q, O_DX, O_RSTD};
             const size_t n = (size_t)c->rows * (size_t)c->cols;
             assert_int_equal(run_case(tb->be, c, CONTEXT_ROWS, seed, &ctx), RMSNORM_OK);

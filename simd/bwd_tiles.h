@@ -1,0 +1,88 @@
+/*
+ * The AVX-512 backward of a call whose dweight chunks would leave threads
+ * idle (rmsi_bwd_ctx.tiles): fewer chunks than threads, or a count that
+ * does not split evenly over them. A chunk's rows must add their products
+ * into each partial column in row order, so a thread that owns a chunk owns
+ * all its rows: 16 rows of 8192 ran on one thread of two before, as fast as
+ * on one thread alone. Here each chunk's columns are cut into one tile per
+ * thread instead, and the threads share out (chunk, tile) parts.
+ *
+ * Phases (rmsi_simd_run_phases over nchunks * tiles parts; each thread has
+ * nchunks of them, so both phases split evenly):
+ *  0. the parts' share of the rows, whole rows: rstd (given, or from x as
+ *     rmsi_bwd_row_run computes it) into c->rsv and (sum of g * n) / cols
+ *     into c->cmv, in rmsi_bwd_dot's or rmsi_bwd_dot_eo's order;
+ *  1. part p, chunk p / tiles, columns of tile p % tiles: dx and the
+ *     products into the chunk's partial, the chunk's rows in order.
+ * Every bit is the two-sweep row's (rmsi_bwd_row_run): the same dot over
+ * the whole row, the same elementwise dx, the same partial adds in the same
+ * row order; the partials stay in column order (no eo_part).
+ * A thread's part 0 rows are mostly the rows of its first tiles' chunks,
+ * so much of phase 1 reads what the same core read in phase 0.
+ * Only calls that are not streamed (c->nt == 0) come here: phase 1 reads
+ * x and dy again, from the cache.
+ * dx may alias x or dy: phase 0 only reads; in phase 1 a tile's columns of
+ * a row are read and then stored by the one thread that owns the tile.
+ */
+#ifndef RMSNORM_SIMD_BWD_TILES_H
+#define RMSNORM_SIMD_BWD_TILES_H
+
+#include "simd/bwd_wide.h"
+
+#define RMSI_BWD_TILED_PHASES 2
+
+/* Most rows a tiled call keeps rsv and cmv for on the stack (8 KiB): chunks
+ * are 16 rows up to 1024 rows, so this covers every call with fewer than 64
+ * chunks. */
+#define RMSI_BWD_TILED_ROWS 1024
+
+/* The first column of tile t of n (64-column steps; tile n starts at cols). */
+static inline int64_t rmsi_bwd_tile_col(int64_t t, int64_t n, int64_t cols)
+{
+    return t >= n ? cols : (t * cols / n) & ~(int64_t)63;
+}
+
+RMSI_INLINE void rmsi_bwd_tiled(const rmsi_bwd_ctx *c, int phase, int64_t i0, int64_t i1,
+                                rmsnorm_dtype t, int wk, int hw, int simple)
+{
+    const int64_t np = c->nchunks * c->tiles;
+    rmsi_bwd_row w;
+    int64_t p, r;
+
+    if (phase == 0) {
+        const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
+        for (r = i0 * c->rows / np; r < i1 * c->rows / np; r++) {
+            rmsi_bwd_row_at(c, r, &w);
+            const float rstd = rmsi_bwd_rstd_of(c, r, w.x, t, hw);
+            const __m512 rs = _mm512_set1_ps(rstd);
+            const float dot = eo ? rmsi_bwd_dot_eo(c, &w, rs, wk, 1) : rmsi_bwd_dot(c, &w, rs, t, wk);
+            c->rsv[r] = rstd;
+            c->cmv[r] = dot / (float)c->cols;
+        }
+        return;
+    }
+    for (p = i0; p < i1; p++) {
+        const int64_t k = p / c->tiles;
+        const int64_t j0 = rmsi_bwd_tile_col(p % c->tiles, c->tiles, c->cols);
+        const int64_t j1 = rmsi_bwd_tile_col(p % c->tiles + 1, c->tiles, c->cols);
+        const int64_t r1 = c->rows - k * c->chunk_rows > c->chunk_rows ? (k + 1) * c->chunk_rows : c->rows;
+        for (r = k * c->chunk_rows; j0 < j1 && r < r1; r++) {
+            rmsi_bwd_row_at(c, r, &w);
+            w.dres = (!simple && c->dres != NULL) ? c->dres + (size_t)r * c->drs : NULL;
+            rmsi_bwd_range(c, &w, j0, j1, 0, _mm512_set1_ps(c->rsv[r]), _mm512_set1_ps(c->cmv[r]), t, wk,
+                           hw, simple);
+        }
+    }
+}
+
+/* A phased call's phase: tiled (c->tiles) or wide. */
+RMSI_INLINE void rmsi_bwd_phase(const rmsi_bwd_ctx *c, int phase, int64_t i0, int64_t i1,
+                                rmsnorm_dtype t, int wk, int hw, int simple)
+{
+    if (c->tiles > 0)
+        rmsi_bwd_tiled(c, phase, i0, i1, t, wk, hw, simple);
+    else
+        rmsi_bwd_wide(c, phase, i0, i1, t, wk, hw, simple);
+}
+
+#endif /* RMSNORM_SIMD_BWD_TILES_H */
