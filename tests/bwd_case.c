@@ -66,11 +66,25 @@ static const rmst_bwd_case k_streamed[] = {
     {RMSNORM_F32, 200, 33000, 33003, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1e-3, 0},
 };
 
+/* Calls of several dweight chunks that two threads cannot share evenly
+ * (16 + 16 + 4 or 8 rows): avx512 cuts the chunks' columns into tiles
+ * (simd/bwd_tiles.h, session 62), then reduces the chunks; the matrix's
+ * tiled calls (16 rows, 3 x 70000) are of one chunk, so nothing else
+ * checked that reduction against the oracle. */
+static const rmst_bwd_case k_tiled[] = {
+    {RMSNORM_F32, 40, 4096, 4099, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 1, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_BF16, 40, 2100, 2112, RMST_W_SAME, 1.0f, RMSNORM_ROUND_LLAMA, 1, 0, 1, 1, 1e-5f, 1e3, 0},
+    {RMSNORM_F16, 36, 2048, 2048, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1e-3, 0},
+    {RMSNORM_BF16, 36, 4096, 4096, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1.0, 0},
+};
+
 #define N_MATRIX ((sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS)
+#define N_STREAMED (sizeof k_streamed / sizeof k_streamed[0])
+#define N_TILED (sizeof k_tiled / sizeof k_tiled[0])
 
 size_t rmst_bwd_case_count(void)
 {
-    return N_MATRIX + sizeof k_streamed / sizeof k_streamed[0];
+    return N_MATRIX + N_STREAMED + N_TILED;
 }
 
 /* Pruning as for the forward: above 2^20 elements F32 runs three variants
@@ -88,9 +102,9 @@ static int pruned(size_t d, int64_t rows, int64_t cols, size_t v)
 int rmst_bwd_case_at(size_t i, rmst_bwd_case *c)
 {
     if (i >= N_MATRIX) {
-        if (i - N_MATRIX >= sizeof k_streamed / sizeof k_streamed[0])
+        if (i - N_MATRIX >= N_STREAMED + N_TILED)
             return 0;
-        *c = k_streamed[i - N_MATRIX];
+        *c = i - N_MATRIX < N_STREAMED ? k_streamed[i - N_MATRIX] : k_tiled[i - N_MATRIX - N_STREAMED];
         c->seed = 0xbacc0000ull + (uint64_t)i;
         return 1;
     }
