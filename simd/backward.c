@@ -287,7 +287,7 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     c.tiles = 0;
     const int wide = rmsi_simd_wide(rows, cols, nseg, RMSI_SIMD_PARALLEL_MIN);
     const int par = rmsi_simd_parallel(rows, cols);
-    if (want_dw && !wide && par && !c.nt && rows <= RMSI_BWD_TILED_ROWS)
+    if (want_dw && !wide && par && rows <= RMSI_BWD_TILED_ROWS)
         c.tiles = rmsi_simd_uneven(rows, c.chunk_rows, bytes / streams * (streams - 1u));
     /* The fused even/odd sweep's partials in even/odd form (16 even columns of
      * a full 32-column block, then its 16 odd ones): each row's products are

@@ -19,8 +19,12 @@
  * row order; the partials stay in column order (no eo_part).
  * A thread's part 0 rows are mostly the rows of its first tiles' chunks,
  * so much of phase 1 reads what the same core read in phase 0.
- * Only calls that are not streamed (c->nt == 0) come here: phase 1 reads
- * x and dy again, from the cache.
+ * Phase 1 reads x and dy again: from a thread's L2 when they fit it, else
+ * from further out, which still paid wherever one thread would otherwise
+ * have taken twice its share (rmsi_simd_uneven): streamed 16x262144 bf16
+ * and 16x131072 f32 on two threads 30-45% faster (docs/perf/cpu.md,
+ * session 62). Streamed calls store dx non-temporally from each tile row's
+ * first 64-byte boundary.
  * dx may alias x or dy: phase 0 only reads; in phase 1 a tile's columns of
  * a row are read and then stored by the one thread that owns the tile.
  */
@@ -67,12 +71,22 @@ RMSI_INLINE void rmsi_bwd_tiled(const rmsi_bwd_ctx *c, int phase, int64_t i0, in
         const int64_t j1 = rmsi_bwd_tile_col(p % c->tiles + 1, c->tiles, c->cols);
         const int64_t r1 = c->rows - k * c->chunk_rows > c->chunk_rows ? (k + 1) * c->chunk_rows : c->rows;
         for (r = k * c->chunk_rows; j0 < j1 && r < r1; r++) {
+            const __m512 rs = _mm512_set1_ps(c->rsv[r]);
+            const __m512 cm = _mm512_set1_ps(c->cmv[r]);
             rmsi_bwd_row_at(c, r, &w);
             w.dres = (!simple && c->dres != NULL) ? c->dres + (size_t)r * c->drs : NULL;
-            rmsi_bwd_range(c, &w, j0, j1, 0, _mm512_set1_ps(c->rsv[r]), _mm512_set1_ps(c->cmv[r]), t, wk,
-                           hw, simple);
+            if (c->nt) {
+                const size_t sz = rmsi_vsize(t);
+                const int64_t head = rmsi_align_head(w.dx + (size_t)j0 * sz, sz, j1 - j0);
+                rmsi_bwd_range(c, &w, j0, j0 + head, 0, rs, cm, t, wk, hw, simple);
+                rmsi_bwd_range(c, &w, j0 + head, j1, 1, rs, cm, t, wk, hw, simple);
+            } else {
+                rmsi_bwd_range(c, &w, j0, j1, 0, rs, cm, t, wk, hw, simple);
+            }
         }
     }
+    if (c->nt)
+        _mm_sfence(); /* before the region ends: the caller reads dx */
 }
 
 /* A phased call's phase: tiled (c->tiles) or wide. */

@@ -78,8 +78,9 @@ int rmsi_simd_even(int64_t n);
  * form (simd/bwd_tiles.h) reads in_bytes (x, dy, dresidual) twice: the
  * second time from a thread's L2 only when they fit it. 2-vCPU Xeon, hot and
  * from memory (docs/perf/cpu.md, session 62): a 2x share gained 20-45%
- * everywhere; a 1.6x one gained 10-25% at 0.6-1.3 MiB a thread and lost 8%
- * at 5 MiB (f32 40x32768); a 1.33x one (24x8192) lost up to 15%. */
+ * everywhere, streamed calls of 24 MiB and more included; a 1.6x one
+ * gained 10-25% at 0.6-1.3 MiB a thread and lost 8% at 5 MiB (f32
+ * 40x32768); a 1.33x one (24x8192) lost up to 15%. */
 #define RMSI_SIMD_UNEVEN_CACHED ((size_t)1 << 20)
 int64_t rmsi_simd_uneven(int64_t rows, int64_t chunk_rows, size_t in_bytes);
 

@@ -64,6 +64,10 @@ static const rmst_bwd_case k_streamed[] = {
     {RMSNORM_F32, 210, 32800, 32800, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
     {RMSNORM_F16, 400, 33000, 33024, RMST_W_NONE, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-5f, 1e3, 0},
     {RMSNORM_F32, 200, 33000, 33003, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1e-3, 0},
+    /* one dweight chunk of wide rows, on 64 bytes and off them (avx512:
+     * column tiles that stream dx, simd/bwd_tiles.h, session 62) */
+    {RMSNORM_F32, 16, 131072, 131075, RMST_W_SAME, 1.0f, RMSNORM_ROUND_ONCE, 0, 1, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_BF16, 8, 524288, 524288, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-6f, 1e-3, 0},
 };
 
 /* Calls of several dweight chunks that two threads cannot share evenly
