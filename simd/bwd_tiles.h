@@ -1,7 +1,7 @@
 /*
  * The AVX-512 backward of a call whose dweight chunks would leave threads
- * idle (rmsi_bwd_ctx.tiles): fewer chunks than threads, or a count that
- * does not split evenly over them. A chunk's rows must add their products
+ * idle (rmsi_bwd_ctx.tiles): fewer chunks than threads, or chunks that
+ * split unevenly over them (rmsi_simd_uneven says when). A chunk's rows must add their products
  * into each partial column in row order, so a thread that owns a chunk owns
  * all its rows: 16 rows of 8192 ran on one thread of two before, as fast as
  * on one thread alone. Here each chunk's columns are cut into one tile per
@@ -17,8 +17,8 @@
  * Every bit is the two-sweep row's (rmsi_bwd_row_run): the same dot over
  * the whole row, the same elementwise dx, the same partial adds in the same
  * row order; the partials stay in column order (no eo_part).
- * A thread's part 0 rows are mostly the rows of its first tiles' chunks,
- * so much of phase 1 reads what the same core read in phase 0.
+ * A thread's phase-0 rows are mostly rows of the chunks of its phase-1
+ * parts, so part of phase 1 reads what the same core read in phase 0.
  * Phase 1 reads x and dy again: from a thread's L2 when they fit it, else
  * from further out, which still paid wherever one thread would otherwise
  * have taken twice its share (rmsi_simd_uneven): streamed 16x262144 bf16
