@@ -10,9 +10,9 @@
  * counts. Threads take contiguous ranges of chunks (rows without dweight),
  * or, in a call of fewer rows than threads, of column segments
  * (simd/bwd_wide.h), or, when whole chunks would leave threads idle, of
- * (chunk, column tile) parts (simd/bwd_tiles.h). When every thread has as many rows, the reduction's
- * column blocks follow the chunks in the same OpenMP region, split over its
- * threads (rmsi_simd_run_then).
+ * (chunk, column tile) parts (simd/bwd_tiles.h). When every thread has as
+ * many rows, the reduction's column blocks follow the chunks in the same
+ * OpenMP region, split over its threads (rmsi_simd_run_then).
  * The simple bf16 calls' fused sweep keeps a partial's full 32-column blocks
  * in even/odd form (rmsi_bwd_ctx.eo_part); the reduction, or one pass when
  * the partial is dw itself, stores them back in column order.
@@ -27,8 +27,8 @@
 
 /* Each (dtype, weight) pair in the general form and the simple one
  * (rmsi_bwd_items: no dresidual, no ROUND_LLAMA), each over chunks or rows
- * and over a phased call (simd/bwd_tiles.h: wide or tiled); bf16's simple form also
- * with one load a vector (_s1, for rows off a cache line). */
+ * and over a phased call (simd/bwd_tiles.h: wide or tiled); bf16's simple
+ * form also with one load a vector (_s1, for rows off a cache line). */
 #define BWD_INST(name, t, wk)                                                   \
     static void name(const void *c, int64_t i0, int64_t i1)                     \
     {                                                                           \

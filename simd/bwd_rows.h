@@ -428,6 +428,36 @@ RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char 
                            : rmsi_simd_rstd(rmsi_row_sumsq(x, NULL, c->cols, t, hw), c->cols, c->eps);
 }
 
+/* Row r's rstd (returned) and (sum of g * n) / cols (*cmean) over the whole
+ * row: the two-sweep row's, which a row split over threads
+ * (simd/bwd_tiles.h) takes too. */
+RMSI_INLINE float rmsi_bwd_row_coefs(const rmsi_bwd_ctx *c, int64_t r, const rmsi_bwd_row *w, rmsnorm_dtype t,
+                                     int wk, int hw, int simple, float *cmean)
+{
+    const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
+    const float rstd = rmsi_bwd_rstd_of(c, r, w->x, t, hw);
+    const __m512 rs = _mm512_set1_ps(rstd);
+    const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk, 1) : rmsi_bwd_dot(c, w, rs, t, wk);
+
+    *cmean = dot / (float)c->cols;
+    return rstd;
+}
+
+/* The dx sweep of columns [j0, j1) of a row; streamed calls store from the
+ * span's first 64-byte boundary of dx on, the head before it plainly. */
+RMSI_INLINE void rmsi_bwd_span(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t j0, int64_t j1, __m512 rs,
+                               __m512 cm, rmsnorm_dtype t, int wk, int hw, int simple)
+{
+    if (c->nt) {
+        const size_t sz = rmsi_vsize(t);
+        const int64_t head = rmsi_align_head(w->dx + (size_t)j0 * sz, sz, j1 - j0);
+        rmsi_bwd_range(c, w, j0, j0 + head, 0, rs, cm, t, wk, hw, simple);
+        rmsi_bwd_range(c, w, j0 + head, j1, 1, rs, cm, t, wk, hw, simple);
+    } else {
+        rmsi_bwd_range(c, w, j0, j1, 0, rs, cm, t, wk, hw, simple);
+    }
+}
+
 /* One row. The next row of x and dy is prefetched in two halves, the first
  * during the dot sweep and the second during the dx sweep, so that requests
  * to memory go out at an even pace over the whole row instead of only while
@@ -440,19 +470,10 @@ RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char 
 RMSI_INLINE void rmsi_bwd_row_run(const rmsi_bwd_ctx *c, int64_t r, const rmsi_bwd_row *w,
                                   rmsnorm_dtype t, int wk, int hw, int simple)
 {
-    const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
-    const __m512 rs = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r, w->x, t, hw));
-    const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk, 1) : rmsi_bwd_dot(c, w, rs, t, wk);
-    const float cmean = dot / (float)c->cols;
-    const __m512 cm = _mm512_set1_ps(cmean);
+    float cmean;
+    const float rstd = rmsi_bwd_row_coefs(c, r, w, t, wk, hw, simple, &cmean);
 
-    if (c->nt) {
-        const int64_t head = rmsi_align_head(w->dx, rmsi_vsize(t), c->cols);
-        rmsi_bwd_range(c, w, 0, head, 0, rs, cm, t, wk, hw, simple);
-        rmsi_bwd_range(c, w, head, c->cols, 1, rs, cm, t, wk, hw, simple);
-    } else {
-        rmsi_bwd_range(c, w, 0, c->cols, 0, rs, cm, t, wk, hw, simple);
-    }
+    rmsi_bwd_span(c, w, 0, c->cols, _mm512_set1_ps(rstd), _mm512_set1_ps(cmean), t, wk, hw, simple);
 }
 
 /* Rows [r0, r1) with partial row part (NULL: no dweight). */

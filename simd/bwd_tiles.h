@@ -1,17 +1,16 @@
 /*
  * The AVX-512 backward of a call whose dweight chunks would leave threads
  * idle (rmsi_bwd_ctx.tiles): fewer chunks than threads, or chunks that
- * split unevenly over them (rmsi_simd_uneven says when). A chunk's rows must add their products
- * into each partial column in row order, so a thread that owns a chunk owns
- * all its rows: 16 rows of 8192 ran on one thread of two before, as fast as
- * on one thread alone. Here each chunk's columns are cut into one tile per
+ * split unevenly over them (rmsi_simd_uneven says when). A chunk's rows
+ * must add their products into each partial column in row order, so a
+ * thread that owns a chunk owns all its rows: 16 rows of 8192 ran on one
+ * thread of two before, as fast as on one thread alone. Here each chunk's columns are cut into one tile per
  * thread instead, and the threads share out (chunk, tile) parts.
  *
  * Phases (rmsi_simd_run_phases over nchunks * tiles parts; each thread has
  * nchunks of them, so both phases split evenly):
- *  0. the parts' share of the rows, whole rows: rstd (given, or from x as
- *     rmsi_bwd_row_run computes it) into c->rsv and (sum of g * n) / cols
- *     into c->cmv, in rmsi_bwd_dot's or rmsi_bwd_dot_eo's order;
+ *  0. the parts' share of the rows, whole rows: rstd into c->rsv and
+ *     (sum of g * n) / cols into c->cmv (rmsi_bwd_row_coefs);
  *  1. part p, chunk p / tiles, columns of tile p % tiles: dx and the
  *     products into the chunk's partial, the chunk's rows in order.
  * Every bit is the two-sweep row's (rmsi_bwd_row_run): the same dot over
@@ -24,7 +23,7 @@
  * have taken twice its share (rmsi_simd_uneven): streamed 16x262144 bf16
  * and 16x131072 f32 on two threads 30-45% faster (docs/perf/cpu.md,
  * session 62). Streamed calls store dx non-temporally from each tile row's
- * first 64-byte boundary.
+ * first 64-byte boundary (rmsi_bwd_span).
  * dx may alias x or dy: phase 0 only reads; in phase 1 a tile's columns of
  * a row are read and then stored by the one thread that owns the tile.
  */
@@ -54,14 +53,9 @@ RMSI_INLINE void rmsi_bwd_tiled(const rmsi_bwd_ctx *c, int phase, int64_t i0, in
     int64_t p, r;
 
     if (phase == 0) {
-        const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
         for (r = i0 * c->rows / np; r < i1 * c->rows / np; r++) {
             rmsi_bwd_row_at(c, r, &w);
-            const float rstd = rmsi_bwd_rstd_of(c, r, w.x, t, hw);
-            const __m512 rs = _mm512_set1_ps(rstd);
-            const float dot = eo ? rmsi_bwd_dot_eo(c, &w, rs, wk, 1) : rmsi_bwd_dot(c, &w, rs, t, wk);
-            c->rsv[r] = rstd;
-            c->cmv[r] = dot / (float)c->cols;
+            c->rsv[r] = rmsi_bwd_row_coefs(c, r, &w, t, wk, hw, simple, &c->cmv[r]);
         }
         return;
     }
@@ -71,18 +65,9 @@ RMSI_INLINE void rmsi_bwd_tiled(const rmsi_bwd_ctx *c, int phase, int64_t i0, in
         const int64_t j1 = rmsi_bwd_tile_col(p % c->tiles + 1, c->tiles, c->cols);
         const int64_t r1 = c->rows - k * c->chunk_rows > c->chunk_rows ? (k + 1) * c->chunk_rows : c->rows;
         for (r = k * c->chunk_rows; j0 < j1 && r < r1; r++) {
-            const __m512 rs = _mm512_set1_ps(c->rsv[r]);
-            const __m512 cm = _mm512_set1_ps(c->cmv[r]);
             rmsi_bwd_row_at(c, r, &w);
             w.dres = (!simple && c->dres != NULL) ? c->dres + (size_t)r * c->drs : NULL;
-            if (c->nt) {
-                const size_t sz = rmsi_vsize(t);
-                const int64_t head = rmsi_align_head(w.dx + (size_t)j0 * sz, sz, j1 - j0);
-                rmsi_bwd_range(c, &w, j0, j0 + head, 0, rs, cm, t, wk, hw, simple);
-                rmsi_bwd_range(c, &w, j0 + head, j1, 1, rs, cm, t, wk, hw, simple);
-            } else {
-                rmsi_bwd_range(c, &w, j0, j1, 0, rs, cm, t, wk, hw, simple);
-            }
+            rmsi_bwd_span(c, &w, j0, j1, _mm512_set1_ps(c->rsv[r]), _mm512_set1_ps(c->cmv[r]), t, wk, hw, simple);
         }
     }
     if (c->nt)

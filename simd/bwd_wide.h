@@ -64,17 +64,9 @@ RMSI_INLINE void rmsi_bwd_wide_dx(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, 
     const int64_t seg = rmsi_seg_cols(c->cols);
     const float dot = rmsi_seg_total(c->dotv + (size_t)r * (size_t)(c->nseg + 1), c->nseg, seg,
                                      c->cols & ~(int64_t)63);
-    const __m512 rs = _mm512_set1_ps(c->rsv[r]);
-    const __m512 cm = _mm512_set1_ps(dot / (float)c->cols);
 
-    if (c->nt) {
-        const size_t sz = rmsi_vsize(t);
-        const int64_t head = rmsi_align_head(w->dx + (size_t)j0 * sz, sz, j1 - j0);
-        rmsi_bwd_range(c, w, j0, j0 + head, 0, rs, cm, t, wk, hw, simple);
-        rmsi_bwd_range(c, w, j0 + head, j1, 1, rs, cm, t, wk, hw, simple);
-    } else {
-        rmsi_bwd_range(c, w, j0, j1, 0, rs, cm, t, wk, hw, simple);
-    }
+    rmsi_bwd_span(c, w, j0, j1, _mm512_set1_ps(c->rsv[r]), _mm512_set1_ps(dot / (float)c->cols), t, wk, hw,
+                  simple);
 }
 
 /* Phase `phase` of the segments [s0, s1), every row. */
