@@ -27,19 +27,21 @@
 #include <string.h>
 
 #include "bench/bench.h"
+#include "ref/formats.h"
 
 #define PLAIN_ISA __attribute__((target("avx512f,avx512bw,avx512bf16,fma")))
 #define ROUNDS 15
 
 typedef struct cell {
     int bf16;      /* else fp32 */
+    rmsnorm_dtype t;
     int backward;  /* else forward */
     int64_t rows, cols;
     int threads;      /* the library's and the plain kernel's */
     void *x, *dy, *y; /* y: the plain kernel's output (y or dx) */
     void *ly;         /* the library's */
     float *wt, *rstd, *part, *dw;
-    uint16_t *wb;     /* the weight as the library takes it (bf16 cells) */
+    void *wb;         /* the weight as the library takes it, in the cell's dtype */
     void *ws;
     size_t ws_bytes;
     rmsnorm_forward_args fa;
@@ -50,21 +52,6 @@ typedef struct cell {
 static void *alloc64(size_t n)
 {
     return aligned_alloc(64, (n + 63u) & ~(size_t)63);
-}
-
-static uint16_t to_bf16(float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
-static float from_bf16(uint16_t b)
-{
-    const uint32_t u = (uint32_t)b << 16;
-    float v;
-    memcpy(&v, &u, sizeof v);
-    return v;
 }
 
 /* 32 bf16 at p as their 16 even and 16 odd elements in fp32 */
@@ -267,8 +254,7 @@ static int check(const cell *c)
 {
     const int64_t n = c->rows * c->cols;
     for (int64_t i = 0; i < n; i++) {
-        const double a = c->bf16 ? from_bf16(((const uint16_t *)c->y)[i]) : ((const float *)c->y)[i];
-        const double b = c->bf16 ? from_bf16(((const uint16_t *)c->ly)[i]) : ((const float *)c->ly)[i];
+        const double a = rmsi_load(c->y, c->t, (size_t)i), b = rmsi_load(c->ly, c->t, (size_t)i);
         if (!(fabs(a - b) <= 1e-2 * (fabs(b) + 1e-3)))
             return 0;
     }
@@ -283,8 +269,8 @@ static int check(const cell *c)
 
 static int setup(cell *c, const rmsnorm_backend *be)
 {
-    const size_t es = c->bf16 ? 2u : 4u, n = (size_t)(c->rows * c->cols);
-    const rmsnorm_dtype t = c->bf16 ? RMSNORM_BF16 : RMSNORM_F32;
+    const rmsnorm_dtype t = c->t;
+    const size_t es = rmsnorm_dtype_size(t), n = (size_t)(c->rows * c->cols);
     void **bufs[] = { &c->x, &c->dy, &c->y, &c->ly };
     for (size_t b = 0; b < 4; b++)
         if ((*bufs[b] = alloc64(n * es)) == NULL)
@@ -292,39 +278,28 @@ static int setup(cell *c, const rmsnorm_backend *be)
     c->wt = alloc64((size_t)c->cols * 4u);
     c->part = alloc64((size_t)c->cols * 4u * (size_t)c->threads);
     c->dw = alloc64((size_t)c->cols * 8u); /* the plain kernel's, then the library's */
-    c->wb = alloc64((size_t)c->cols * 4u);
-    c->rstd = alloc64((size_t)c->rows * 4u + 64u);
+    c->wb = alloc64((size_t)c->cols * es);
+    c->rstd = alloc64((size_t)c->rows * 4u);
     if (c->wt == NULL || c->part == NULL || c->dw == NULL || c->wb == NULL || c->rstd == NULL ||
         rmsnorm_backward_workspace_size(be, c->rows, c->cols, &c->ws_bytes) != RMSNORM_OK ||
-        (c->ws = alloc64(c->ws_bytes + 64u)) == NULL)
+        (c->ws = alloc64(c->ws_bytes)) == NULL)
         return 0;
     uint32_t s = 12345u;
     for (size_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
-        const float xv = 0.5f + (float)(s >> 8) / 16777216.0f, dv = (float)(s >> 20) / 4096.0f - 0.5f;
-        if (c->bf16) {
-            ((uint16_t *)c->x)[i] = to_bf16(xv);
-            ((uint16_t *)c->dy)[i] = to_bf16(dv);
-        } else {
-            ((float *)c->x)[i] = xv;
-            ((float *)c->dy)[i] = dv;
-        }
+        rmsi_store(c->x, t, i, 0.5f + (float)(s >> 8) / 16777216.0f);
+        rmsi_store(c->dy, t, i, (float)(s >> 20) / 4096.0f - 0.5f);
     }
     for (int64_t j = 0; j < c->cols; j++) {
-        const float w = 0.75f + (float)(j % 37) / 64.0f;
-        const uint16_t b = to_bf16(w);
+        /* bf16: the plain kernels' table is in even/odd order per 32 columns */
         const int64_t at = c->bf16 ? (j & ~(int64_t)31) + (j & 1) * 16 + (j & 31) / 2 : j;
-        c->wt[at] = c->bf16 ? from_bf16(b) : w;
-        if (c->bf16)
-            c->wb[j] = b;
-        else
-            ((float *)(void *)c->wb)[j] = w; /* 4 bytes a column were allocated */
+        rmsi_store(c->wb, t, (size_t)j, 0.75f + (float)(j % 37) / 64.0f);
+        c->wt[at] = rmsi_load(c->wb, t, (size_t)j);
     }
     for (int64_t r = 0; r < c->rows; r++) {
         double ss = 0.0;
         for (int64_t j = 0; j < c->cols; j++) {
-            const size_t i = (size_t)(r * c->cols + j);
-            const double v = c->bf16 ? from_bf16(((uint16_t *)c->x)[i]) : ((float *)c->x)[i];
+            const double v = rmsi_load(c->x, t, (size_t)(r * c->cols + j));
             ss += v * v;
         }
         c->rstd[r] = (float)(1.0 / sqrt(ss / (double)c->cols + 1e-6));
@@ -365,14 +340,20 @@ static int run_cell(const rmsnorm_backend *be, int threads, int bf16, int backwa
     memset(&c, 0, sizeof c);
     c.threads = threads;
     c.bf16 = bf16;
+    c.t = bf16 ? RMSNORM_BF16 : RMSNORM_F32;
     c.backward = backward;
     c.rows = rows;
     c.cols = cols;
-    const size_t half = (size_t)(rows * cols) * (bf16 ? 2u : 4u) * (backward ? 3u : 2u) / 2u;
+    /* the memcpy of rmsnorm-bench --hot: half the cell's main bytes */
+    const rmsi_bench_model_opts mo = { RMSNORM_F8_E4M3, 0, 0 };
+    rmsi_bench_bytes by;
+    const int modelled =
+        rmsi_bench_bytes_of(backward ? RMSI_BENCH_BACKWARD : RMSI_BENCH_FORWARD, c.t, rows, cols, &mo, &by) == 0;
+    const size_t half = modelled ? (size_t)((by.main_read + by.main_written) / 2u) : 0u;
     void *src = alloc64(half), *dst = alloc64(half);
-    int ok = src != NULL && dst != NULL && setup(&c, be);
+    int ok = modelled && src != NULL && dst != NULL && setup(&c, be);
     if (ok) {
-        const size_t out = (size_t)(rows * cols) * (bf16 ? 2u : 4u);
+        const size_t out = (size_t)(rows * cols) * rmsnorm_dtype_size(c.t);
         memset(src, 1, half);
         memset(c.y, 0xFF, out); /* NaN in both dtypes */
         memset(c.ly, 0xFF, out);

@@ -4,8 +4,9 @@
  * split unevenly over them (rmsi_simd_uneven says when). A chunk's rows
  * must add their products into each partial column in row order, so a
  * thread that owns a chunk owns all its rows: 16 rows of 8192 ran on one
- * thread of two before, as fast as on one thread alone. Here each chunk's columns are cut into one tile per
- * thread instead, and the threads share out (chunk, tile) parts.
+ * thread of two before, as fast as on one thread alone. Here each chunk's
+ * columns are cut into one tile per thread instead, and the threads share
+ * out (chunk, tile) parts.
  *
  * Phases (rmsi_simd_run_phases over nchunks * tiles parts; each thread has
  * nchunks of them, so both phases split evenly):
