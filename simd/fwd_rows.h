@@ -19,9 +19,10 @@
  *    input (h_out == x or residual, y == x or residual) is only overwritten
  *    after its last read; later sweeps recompute h from x + residual
  *    (bit-identical) unless h was stored with plain stores. Stored before
- *    y, h is written by the sum's sweep when plainly stored (every dtype,
- *    session 41: a whole sweep over x and the residual less) and by a sweep
- *    of its own when streamed (its stores start at an alignment head).
+ *    y, h is written by the sum's sweep (every dtype, session 41: a whole
+ *    sweep over x and the residual less; streamed too since session 64),
+ *    except a streamed h row off 64 bytes: a sweep of its own, whose stores
+ *    start at an alignment head.
  *  - The simple bf16 fused add stores h from the sum sweep even when
  *    streamed (aligned rows) and feeds the y sweep from a stack copy of h
  *    (rmsi_fwd_rows_fused_eo).
@@ -410,17 +411,17 @@ RMSI_INLINE void rmsi_fwd_store_h(const rmsi_fwd_ctx *c, const char *x, const ch
  * residual and the weight. */
 #define RMSI_FWD_HBUF_COLS 8192
 
-/* 1 when rmsi_fwd_rows_fused_eo may run: h is stored before y (h_out aliasing
- * x or residual alone must be stored last, rmsi_fwd_rows' order), and every
- * streamed h row starts on 64 bytes. */
-static inline int rmsi_fwd_fused_ok(const rmsi_fwd_ctx *c)
+/* 1 when the sum's sweep may store h_out: h is stored before y (h_out
+ * aliasing x or residual alone must be stored last, rmsi_fwd_rows' order),
+ * and a streamed h row starts on 64 bytes (the sweep has no store head). */
+static inline int rmsi_fwd_h_put_ok(const rmsi_fwd_ctx *c)
 {
     return c->h != NULL && c->h_first &&
            (!c->h_nt || (((uintptr_t)c->h | (uintptr_t)c->hs) & 63u) == 0u);
 }
 
 /* Rows [r0, r1) of the simple bf16 fused add (no or a bf16 weight). The
- * three sweeps of rmsi_fwd_rows (sum, h_out, y) each form h from x and r
+ * sweeps of rmsi_fwd_rows (sum with h_out, y) each form h from x and r
  * (two loads, two adds, a pack); here the sum sweep stores h and the y sweep
  * reads it back: from h_out when plain-stored (in cache), else from a stack
  * copy when the row fits, else from x + r. Same values, same sum order:
@@ -601,7 +602,7 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
     _Alignas(64) float tab[RMSI_FWD_WT_COLS]; /* rmsi_fwd_wtab's, for the simple bf16 sweeps */
     int64_t r;
 
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_fused_ok(c)) {
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_h_put_ok(c)) {
         rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw, tab);
         return;
     }
@@ -611,6 +612,11 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         rmsi_fwd_rows_pipe_eo(c, r0, r1, wk, hw, wt);
         return;
     }
+    /* h_out stored by the sum's sweep, streamed too when aligned: a sweep
+     * over x and the residual less. Session 64 (a 2-vCPU Zen 5), cold fused
+     * add at 16384x4096 and 8192x8192 on two threads, ratio to copy_nt: f32
+     * 0.79-0.86 -> 0.94-1.03, f16 0.76 -> 0.82-0.89 (docs/perf/cpu.md). */
+    const int put = rmsi_fwd_h_put_ok(c);
     for (r = r0; r < r1; r++) {
         rmsi_fwd_row w;
         char *hr;
@@ -620,11 +626,9 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         if (simple && RMSI_NEVER(w.y == NULL))
             return; /* the simple instantiations are only picked with y */
         const char *xr = w.hx, *rr = w.hr;
-        /* a plainly stored h_out, before y: stored by the sum's sweep */
-        const int put = hr != NULL && c->h_first && !c->h_nt;
         const float ss = !put                ? rmsi_row_sumsq(xr, rr, c->cols, t, hw)
-                         : t == RMSNORM_BF16 ? rmsi_row_sumsq_bf16_put(xr, rr, c->cols, hw, hr, NULL, 0)
-                                             : rmsi_row_sumsq_ps_put(xr, rr, c->cols, t, hr);
+                         : t == RMSNORM_BF16 ? rmsi_row_sumsq_bf16_put(xr, rr, c->cols, hw, hr, NULL, c->h_nt)
+                                             : rmsi_row_sumsq_ps_put(xr, rr, c->cols, t, hr, c->h_nt);
         const float rstd = rmsi_simd_rstd(ss, c->cols, c->eps);
         const __m512 rs = _mm512_set1_ps(rstd);
         if (c->rstd != NULL)

@@ -265,10 +265,11 @@ RMSI_INLINE float rmsi_row_sumsq_bf16(const char *x, const char *r, int64_t cols
 }
 
 /* f32 and f16: segment [j, j1) of the row's full 64s, in the order above;
- * with hout, h is also stored there (plainly) as it goes: the fused add's
- * sum and h_out in one sweep, as the bf16 loop does. */
+ * with hout, h is also stored there as it goes (nt: streamed, hout 64-byte
+ * aligned): the fused add's sum and h_out in one sweep, as the bf16 loop
+ * does. */
 RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, int64_t j1, rmsnorm_dtype t,
-                                     char *hout)
+                                     char *hout, int nt)
 {
     const size_t sz = rmsi_vsize(t);
     __m512 tot = _mm512_setzero_ps();
@@ -282,10 +283,10 @@ RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, in
             const __m512 h2 = rmsi_h_full(x, r, j + 32, t);
             const __m512 h3 = rmsi_h_full(x, r, j + 48, t);
             if (hout != NULL) {
-                rmsi_vstore(hout + (size_t)j * sz, h0, t, 0, 0);
-                rmsi_vstore(hout + (size_t)(j + 16) * sz, h1, t, 0, 0);
-                rmsi_vstore(hout + (size_t)(j + 32) * sz, h2, t, 0, 0);
-                rmsi_vstore(hout + (size_t)(j + 48) * sz, h3, t, 0, 0);
+                rmsi_vstore(hout + (size_t)j * sz, h0, t, 0, nt);
+                rmsi_vstore(hout + (size_t)(j + 16) * sz, h1, t, 0, nt);
+                rmsi_vstore(hout + (size_t)(j + 32) * sz, h2, t, 0, nt);
+                rmsi_vstore(hout + (size_t)(j + 48) * sz, h3, t, 0, nt);
             }
             a0 = _mm512_fmadd_ps(h0, h0, a0);
             a1 = _mm512_fmadd_ps(h1, h1, a1);
@@ -297,9 +298,10 @@ RMSI_INLINE __m512 rmsi_sumsq_ps_seg(const char *x, const char *r, int64_t j, in
     return tot;
 }
 
-/* The tail [j, cols) past the row's last full 64 (h to hout when given). */
+/* The tail [j, cols) past the row's last full 64 (h to hout when given;
+ * nt: its full vectors streamed, as rmsi_sumsq_ps_seg's). */
 RMSI_INLINE __m512 rmsi_sumsq_ps_tail(const char *x, const char *r, int64_t j, int64_t cols, rmsnorm_dtype t,
-                                      char *hout)
+                                      char *hout, int nt)
 {
     const size_t sz = rmsi_vsize(t);
     __m512 a4 = _mm512_setzero_ps();
@@ -307,7 +309,7 @@ RMSI_INLINE __m512 rmsi_sumsq_ps_tail(const char *x, const char *r, int64_t j, i
     for (; j + 16 <= cols; j += 16) {
         const __m512 h = rmsi_h_full(x, r, j, t);
         if (hout != NULL)
-            rmsi_vstore(hout + (size_t)j * sz, h, t, 0, 0);
+            rmsi_vstore(hout + (size_t)j * sz, h, t, 0, nt);
         a4 = _mm512_fmadd_ps(h, h, a4);
     }
     if (j < cols) {
@@ -320,7 +322,8 @@ RMSI_INLINE __m512 rmsi_sumsq_ps_tail(const char *x, const char *r, int64_t j, i
     return a4;
 }
 
-RMSI_INLINE float rmsi_row_sumsq_ps_put(const char *x, const char *r, int64_t cols, rmsnorm_dtype t, char *hout)
+RMSI_INLINE float rmsi_row_sumsq_ps_put(const char *x, const char *r, int64_t cols, rmsnorm_dtype t, char *hout,
+                                        int nt)
 {
     const int64_t c64 = cols & ~(int64_t)63;
     const int64_t seg = rmsi_seg_cols(cols);
@@ -329,14 +332,14 @@ RMSI_INLINE float rmsi_row_sumsq_ps_put(const char *x, const char *r, int64_t co
 
     for (j = 0; j < c64; j += seg) {
         const int64_t e = c64 - j > seg ? j + seg : c64;
-        tot = rmsi_seg_fold(tot, rmsi_sumsq_ps_seg(x, r, j, e, t, hout), j == 0);
+        tot = rmsi_seg_fold(tot, rmsi_sumsq_ps_seg(x, r, j, e, t, hout, nt), j == 0);
     }
-    return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_ps_tail(x, r, c64, cols, t, hout)));
+    return rmsi_hsum(_mm512_add_ps(tot, rmsi_sumsq_ps_tail(x, r, c64, cols, t, hout, nt)));
 }
 
 RMSI_INLINE float rmsi_row_sumsq_ps(const char *x, const char *r, int64_t cols, rmsnorm_dtype t)
 {
-    return rmsi_row_sumsq_ps_put(x, r, cols, t, NULL);
+    return rmsi_row_sumsq_ps_put(x, r, cols, t, NULL, 0);
 }
 
 /* Segment s of the sum of h_j^2 into v[s], and its tail into v[nseg] when s
@@ -354,9 +357,9 @@ RMSI_INLINE void rmsi_sumsq_seg_at(const char *x, const char *r, int64_t cols, i
         if (s == nseg - 1)
             v[nseg] = rmsi_sumsq_bf16_tail(x, r, cfull, cols, hw, NULL, NULL, 0);
     } else {
-        v[s] = rmsi_sumsq_ps_seg(x, r, s * seg, rmsi_seg_end(s, seg, cfull), t, NULL);
+        v[s] = rmsi_sumsq_ps_seg(x, r, s * seg, rmsi_seg_end(s, seg, cfull), t, NULL, 0);
         if (s == nseg - 1)
-            v[nseg] = rmsi_sumsq_ps_tail(x, r, cfull, cols, t, NULL);
+            v[nseg] = rmsi_sumsq_ps_tail(x, r, cfull, cols, t, NULL, 0);
     }
 }
 

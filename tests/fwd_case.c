@@ -68,12 +68,48 @@ static const rmst_fwd_case k_pinned[] = {
      .seed = 1592592906u},
 };
 
+/* Fused adds large enough for avx512 to stream h and y (24 MiB or more),
+ * which the matrix never makes with h in a buffer of its own: rows on 64
+ * bytes store h from the sum's sweep (session 64, simd/fwd_rows.h), rows off
+ * them in a sweep of their own with an alignment head; the simple bf16 rows
+ * with a 16-bit weight take rmsi_fwd_rows_fused_eo, those with an fp32
+ * weight the general loop. */
+static const rmst_fwd_case k_streamed[] = {
+    {.t = RMSNORM_F32, .rows = 400, .cols = 4096, .stride = 4096, .wmode = RMST_W_F32,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 1,
+     .quant = RMSNORM_QUANT_NONE, .qt = RMSNORM_F8_E4M3, .eps = 1e-6f, .magnitude = 1.0, .seed = 0x57e40001u},
+    {.t = RMSNORM_F32, .rows = 400, .cols = 4100, .stride = 4103, .wmode = RMST_W_SAME, .weight_offset = 1.0f,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 0,
+     .quant = RMSNORM_QUANT_NONE, .qt = RMSNORM_F8_E4M3, .eps = 1e-6f, .magnitude = 1e3, .seed = 0x57e40002u},
+    {.t = RMSNORM_F32, .rows = 300, .cols = 8200, .stride = 8208, .wmode = RMST_W_F32,
+     .flags = RMSNORM_ROUND_LLAMA, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 1,
+     .quant = RMSNORM_QUANT_PER_TOKEN, .qt = RMSNORM_F8_E4M3, .eps = 1e-6f, .magnitude = 1e-3,
+     .seed = 0x57e40003u},
+    {.t = RMSNORM_F16, .rows = 800, .cols = 4096, .stride = 4096, .wmode = RMST_W_SAME, .weight_offset = 1.0f,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 1,
+     .quant = RMSNORM_QUANT_NONE, .qt = RMSNORM_F8_E4M3, .eps = 1e-5f, .magnitude = 1.0, .seed = 0x57e40004u},
+    {.t = RMSNORM_F16, .rows = 900, .cols = 4224, .stride = 4224, .wmode = RMST_W_F32,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_NONE, .want_rstd = 0,
+     .quant = RMSNORM_QUANT_PER_BLOCK_128, .qt = RMSNORM_F8_E5M2, .eps = 1e-6f, .magnitude = 1e3,
+     .seed = 0x57e40005u},
+    {.t = RMSNORM_BF16, .rows = 800, .cols = 4096, .stride = 4096, .wmode = RMST_W_F32,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 1,
+     .quant = RMSNORM_QUANT_NONE, .qt = RMSNORM_F8_E4M3, .eps = 1e-6f, .magnitude = 1.0, .seed = 0x57e40006u},
+    {.t = RMSNORM_BF16, .rows = 800, .cols = 4130, .stride = 4135, .wmode = RMST_W_SAME,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 0,
+     .quant = RMSNORM_QUANT_NONE, .qt = RMSNORM_F8_E4M3, .eps = 1e-6f, .magnitude = 1e-3, .seed = 0x57e40007u},
+    {.t = RMSNORM_BF16, .rows = 800, .cols = 4096, .stride = 4160, .wmode = RMST_W_SAME,
+     .flags = RMSNORM_ROUND_ONCE, .res = RMST_RES_H_SEPARATE, .ymode = RMST_Y_SEPARATE, .want_rstd = 1,
+     .quant = RMSNORM_QUANT_NONE, .qt = RMSNORM_F8_E4M3, .eps = 1e-6f, .magnitude = 1e3, .seed = 0x57e40008u},
+};
+
 #define N_MATRIX ((sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS)
 #define N_PINNED (sizeof k_pinned / sizeof k_pinned[0])
+#define N_STREAMED (sizeof k_streamed / sizeof k_streamed[0])
 
 size_t rmst_fwd_case_count(void)
 {
-    return N_MATRIX + N_PINNED;
+    return N_MATRIX + N_PINNED + N_STREAMED;
 }
 
 /* Pruning, so that the suite stays near a minute on 2 cores (and a few under
@@ -109,9 +145,9 @@ int rmst_fwd_case_at(size_t i, rmst_fwd_case *c)
     size_t rot = s + (added ? v : v1);
     memset(c, 0, sizeof *c);
     if (i >= N_MATRIX) {
-        if (i - N_MATRIX >= N_PINNED)
+        if (i - N_MATRIX >= N_PINNED + N_STREAMED)
             return 0;
-        *c = k_pinned[i - N_MATRIX];
+        *c = i - N_MATRIX < N_PINNED ? k_pinned[i - N_MATRIX] : k_streamed[i - N_MATRIX - N_PINNED];
         return 1;
     }
     if (d >= sizeof k_dtypes / sizeof k_dtypes[0])
