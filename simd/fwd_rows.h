@@ -23,9 +23,8 @@
  *    sweep over x and the residual less; streamed too since session 64),
  *    except a streamed h row off 64 bytes: a sweep of its own, whose stores
  *    start at an alignment head.
- *  - The simple bf16 fused add stores h from the sum sweep even when
- *    streamed (aligned rows) and feeds the y sweep from a stack copy of h
- *    (rmsi_fwd_rows_fused_eo).
+ *  - The simple bf16 fused add with a streamed h feeds the y sweep from a
+ *    stack copy of h (rmsi_fwd_rows_fused_eo).
  *  - The next row is prefetched into L2 (PREFETCHT1), not L1: with two
  *    threads T1 took 0.74-0.80x the time of T0 on 8192-column rows and no
  *    more on 4096-column or hot rows (docs/perf/cpu.md, session 7). Likely
@@ -601,8 +600,13 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
 {
     _Alignas(64) float tab[RMSI_FWD_WT_COLS]; /* rmsi_fwd_wtab's, for the simple bf16 sweeps */
     int64_t r;
+    /* h_out stored by the sum's sweep, streamed too when aligned: a sweep
+     * over x and the residual less. Session 64 (a 2-vCPU Zen 5), cold fused
+     * add at 16384x4096 and 8192x8192 on two threads, ratio to copy_nt: f32
+     * 0.79-0.86 -> 0.94-1.03, f16 0.76 -> 0.82-0.89 (docs/perf/cpu.md). */
+    const int put = rmsi_fwd_h_put_ok(c);
 
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_h_put_ok(c)) {
+    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && put) {
         rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw, tab);
         return;
     }
@@ -612,11 +616,6 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
         rmsi_fwd_rows_pipe_eo(c, r0, r1, wk, hw, wt);
         return;
     }
-    /* h_out stored by the sum's sweep, streamed too when aligned: a sweep
-     * over x and the residual less. Session 64 (a 2-vCPU Zen 5), cold fused
-     * add at 16384x4096 and 8192x8192 on two threads, ratio to copy_nt: f32
-     * 0.79-0.86 -> 0.94-1.03, f16 0.76 -> 0.82-0.89 (docs/perf/cpu.md). */
-    const int put = rmsi_fwd_h_put_ok(c);
     for (r = r0; r < r1; r++) {
         rmsi_fwd_row w;
         char *hr;
