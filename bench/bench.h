@@ -66,11 +66,21 @@ typedef struct rmsi_bench_bytes {
     uint64_t aux_written;
 } rmsi_bench_bytes;
 
+/* The weight every cell passes (--weight). Mixed-precision models keep an fp32
+ * weight under 16-bit activations, which the kernels read and convert
+ * differently from a weight of the activations' dtype. */
+typedef enum rmsi_bench_weight {
+    RMSI_BENCH_WEIGHT_SAME = 0, /* the activations' dtype (the default) */
+    RMSI_BENCH_WEIGHT_F32 = 1,
+    RMSI_BENCH_WEIGHT_NONE = 2  /* weight NULL; the backward then has no dweight */
+} rmsi_bench_weight;
+
 /* Per-op knobs the byte model depends on. */
 typedef struct rmsi_bench_model_opts {
     rmsnorm_dtype fp8;     /* quantised output format */
     int quant_y;           /* quant ops also write the 16/32-bit y */
     size_t workspace;      /* backward: the backend's workspace bytes (written and read once) */
+    rmsi_bench_weight weight;
 } rmsi_bench_model_opts;
 
 /* bytes.c */
@@ -79,6 +89,11 @@ int rmsi_bench_op_parse(const char *name, rmsi_bench_op *op);
 int rmsi_bench_dtype_parse(const char *name, rmsnorm_dtype *dtype);
 const char *rmsi_bench_dtype_name(rmsnorm_dtype dtype);
 const char *rmsi_bench_probe_name(rmsnorm_probe kind);
+int rmsi_bench_weight_parse(const char *name, rmsi_bench_weight *w);
+const char *rmsi_bench_weight_name(rmsi_bench_weight w);
+/* The weight's dtype and its element size under activations of dtype act (size 0: none). */
+rmsnorm_dtype rmsi_bench_weight_dtype(rmsi_bench_weight w, rmsnorm_dtype act);
+size_t rmsi_bench_weight_size(rmsi_bench_weight w, rmsnorm_dtype act);
 uint64_t rmsi_bench_probe_traffic(rmsnorm_probe kind, size_t bytes_per_buffer);
 int rmsi_bench_bytes_of(rmsi_bench_op op, rmsnorm_dtype dtype, int64_t rows, int64_t cols,
                         const rmsi_bench_model_opts *mo, rmsi_bench_bytes *out);
@@ -150,6 +165,7 @@ typedef struct rmsi_bench_opts {
     uint32_t ops;          /* bit per rmsi_bench_op */
     uint32_t dtypes;       /* bit per rmsnorm_dtype */
     rmsnorm_dtype fp8;
+    rmsi_bench_weight weight;
     rmsi_bench_shape shapes[RMSI_BENCH_MAX_SHAPES];
     int nshapes;
     const char *grid;      /* name of the grid, or "custom" */
@@ -228,15 +244,17 @@ double rmsi_bench_ulp_fp8(rmsnorm_dtype t, double a);
 double rmsi_bench_check_act(const void *a, const void *o, rmsnorm_dtype t, size_t n, int exact);
 double rmsi_bench_check_rel(const float *a, const float *o, size_t n);
 double rmsi_bench_check_l2(const float *a, const float *o, size_t n);
+/* w NULL: no weight (1); wt: its dtype */
 double rmsi_bench_check_dx_row(const void *a, const void *o, const void *x, const void *dy,
-                               const void *w, rmsnorm_dtype t, int64_t cols, size_t row_off,
-                               double rstd);
+                               const void *w, rmsnorm_dtype wt, rmsnorm_dtype t, int64_t cols,
+                               size_t row_off, double rstd);
 double rmsi_bench_check_q(uint8_t a, uint8_t o, float sa, float so, rmsnorm_dtype f8);
 /* check_act over n elements and check_dx_row over every row, on the OpenMP
  * threads (the result does not depend on their count). */
 double rmsi_bench_check_act_all(const void *a, const void *o, rmsnorm_dtype t, size_t n, int exact);
 double rmsi_bench_check_dx_all(const void *a, const void *o, const void *x, const void *dy, const void *w,
-                               rmsnorm_dtype t, int64_t rows, int64_t cols, const float *rstd);
+                               rmsnorm_dtype wt, rmsnorm_dtype t, int64_t rows, int64_t cols,
+                               const float *rstd);
 
 /* cells.c */
 typedef struct rmsi_bench_ctx {

@@ -94,6 +94,43 @@ const char *rmsi_bench_probe_name(rmsnorm_probe kind)
     }
 }
 
+int rmsi_bench_weight_parse(const char *name, rmsi_bench_weight *w)
+{
+    static const struct {
+        const char *name;
+        rmsi_bench_weight w;
+    } names[] = { { "same", RMSI_BENCH_WEIGHT_SAME },
+                  { "f32", RMSI_BENCH_WEIGHT_F32 },
+                  { "none", RMSI_BENCH_WEIGHT_NONE } };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(name, names[i].name) == 0) {
+            *w = names[i].w;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *rmsi_bench_weight_name(rmsi_bench_weight w)
+{
+    switch (w) {
+    case RMSI_BENCH_WEIGHT_SAME: return "same";
+    case RMSI_BENCH_WEIGHT_F32: return "f32";
+    case RMSI_BENCH_WEIGHT_NONE: return "none";
+    default: return "?";
+    }
+}
+
+rmsnorm_dtype rmsi_bench_weight_dtype(rmsi_bench_weight w, rmsnorm_dtype act)
+{
+    return w == RMSI_BENCH_WEIGHT_F32 ? RMSNORM_F32 : act;
+}
+
+size_t rmsi_bench_weight_size(rmsi_bench_weight w, rmsnorm_dtype act)
+{
+    return w == RMSI_BENCH_WEIGHT_NONE ? 0u : rmsnorm_dtype_size(rmsi_bench_weight_dtype(w, act));
+}
+
 /* Bytes a probe moves over buffers of bytes_per_buffer each. */
 uint64_t rmsi_bench_probe_traffic(rmsnorm_probe kind, size_t bytes_per_buffer)
 {
@@ -122,16 +159,18 @@ int rmsi_bench_bytes_of(rmsi_bench_op op, rmsnorm_dtype dtype, int64_t rows, int
         return -1;
     uint64_t r = (uint64_t)rows, c = (uint64_t)cols;
     uint64_t act = r * c * ts; /* one activation tensor */
-    uint64_t weight = c * ts;  /* the benchmark's weight has the activation dtype */
+    int has_w = mo->weight != RMSI_BENCH_WEIGHT_NONE;
 
-    out->aux_read = weight;
+    out->aux_read = c * rmsi_bench_weight_size(mo->weight, dtype);
     if (oi->backward) {
         out->main_read = (oi->residual ? 3u : 2u) * act; /* x, dy [, the residual gradient] */
         out->main_written = act;
-        out->aux_read += r * 4u;                  /* rstd, saved by the forward */
-        out->aux_written = c * 4u;                /* dweight */
-        out->aux_written += (uint64_t)mo->workspace; /* partials written ... */
-        out->aux_read += (uint64_t)mo->workspace;    /* ... and read back once */
+        out->aux_read += r * 4u; /* rstd, saved by the forward */
+        if (has_w) {             /* no weight, no dweight: no partials either */
+            out->aux_written = c * 4u;                   /* dweight */
+            out->aux_written += (uint64_t)mo->workspace; /* partials written ... */
+            out->aux_read += (uint64_t)mo->workspace;    /* ... and read back once */
+        }
         return 0;
     }
     out->main_read = oi->residual ? 2u * act : act;

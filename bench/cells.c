@@ -26,9 +26,11 @@ typedef struct plan {
     const rmsi_bench_opinfo *oi;
     rmsnorm_dtype t;
     rmsnorm_dtype fp8;
+    rmsnorm_dtype wt;      /* the weight's dtype */
     int64_t rows, cols;
     size_t elems;
     size_t ts;
+    size_t w_bytes;        /* 0: no weight (--weight none) */
     size_t bytes[NROLES];  /* 0: role unused by this op */
     size_t stride[NROLES]; /* bytes rounded up to 256 */
     size_t nscale;
@@ -70,6 +72,8 @@ static int plan_make(const rmsi_bench_ctx *c, const rmsi_bench_cell *cell, plan 
     pl->rows = cell->rows;
     pl->cols = cell->cols;
     pl->ts = rmsnorm_dtype_size(cell->dtype);
+    pl->wt = rmsi_bench_weight_dtype(c->o->weight, cell->dtype);
+    pl->w_bytes = (size_t)cell->cols * rmsi_bench_weight_size(c->o->weight, cell->dtype);
     pl->elems = (size_t)cell->rows * (size_t)cell->cols;
     size_t act = pl->elems * pl->ts;
     pl->bytes[R_X] = act;
@@ -121,12 +125,12 @@ static void args_fill(const plan *pl, const bufset *b, float eps, rmsnorm_forwar
         ba->x = m;
         ba->x.data = b->p[R_X];
         ba->weight = b->w;
-        ba->weight_dtype = pl->t;
+        ba->weight_dtype = pl->wt;
         ba->rstd = b->p[R_RSTD];
         ba->eps = eps;
         ba->dx = m;
         ba->dx.data = b->p[R_DX];
-        ba->dweight = b->dw;
+        ba->dweight = b->w != NULL ? b->dw : NULL; /* no weight, no dweight */
         ba->workspace = b->ws;
         ba->workspace_bytes = b->ws_bytes;
         if (b->p[R_RES] != NULL) {
@@ -145,7 +149,7 @@ static void args_fill(const plan *pl, const bufset *b, float eps, rmsnorm_forwar
         fa->h_out.data = b->p[R_H];
     }
     fa->weight = b->w;
-    fa->weight_dtype = pl->t;
+    fa->weight_dtype = pl->wt;
     fa->eps = eps;
     if (b->p[R_Y] != NULL) {
         fa->y = m;
@@ -250,12 +254,12 @@ static int host_alloc_set(const plan *pl, bufset *b, size_t ws_bytes)
         if (pl->bytes[r] != 0 && (b->p[r] = malloc(pl->bytes[r])) == NULL)
             return -1;
     }
-    b->w = malloc((size_t)pl->cols * pl->ts);
+    b->w = pl->w_bytes ? malloc(pl->w_bytes) : NULL;
     b->static_scale = malloc(sizeof(float));
     b->dw = malloc((size_t)pl->cols * sizeof(float));
     b->ws_bytes = ws_bytes;
     b->ws = ws_bytes ? malloc(ws_bytes) : NULL;
-    if (b->w == NULL || b->static_scale == NULL || b->dw == NULL || (ws_bytes && b->ws == NULL))
+    if ((pl->w_bytes && b->w == NULL) || b->static_scale == NULL || b->dw == NULL || (ws_bytes && b->ws == NULL))
         return -1;
     return 0;
 }
@@ -283,8 +287,10 @@ static rmsnorm_status poison(const rmsnorm_backend *be, const plan *pl, cell_mem
     static const int outs[] = { R_Y, R_H, R_Q, R_SCALE, R_DX };
     size_t big = 0;
     rmsnorm_status st = RMSNORM_OK;
+    size_t dw_bytes = pl->oi->backward && pl->w_bytes ? (size_t)pl->cols * sizeof(float) : 0u;
     for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
         big = pl->bytes[outs[i]] > big ? pl->bytes[outs[i]] : big;
+    big = dw_bytes > big ? dw_bytes : big;
     if (big == 0)
         return RMSNORM_OK;
     unsigned char *junk = malloc(big);
@@ -297,6 +303,8 @@ static rmsnorm_status poison(const rmsnorm_backend *be, const plan *pl, cell_mem
             st = rmsnorm_mem_copy(be, m->slab[r], junk, pl->bytes[r], RMSNORM_COPY_TO_BACKEND,
                                   NULL);
     }
+    if (st == RMSNORM_OK && dw_bytes != 0)
+        st = rmsnorm_mem_copy(be, m->dev_dw, junk, dw_bytes, RMSNORM_COPY_TO_BACKEND, NULL);
     free(junk);
     return st;
 }
@@ -315,10 +323,11 @@ static double compare(const plan *pl, const bufset *ho, const bufset *hb, const 
         }                                                                                         \
     } while (0)
     if (pl->oi->backward) {
-        TAKE(rmsi_bench_check_dx_all(hb->p[R_DX], ho->p[R_DX], ho->p[R_X], ho->p[R_DY], ho->w, pl->t, pl->rows,
-                                     pl->cols, ho->p[R_RSTD]),
+        TAKE(rmsi_bench_check_dx_all(hb->p[R_DX], ho->p[R_DX], ho->p[R_X], ho->p[R_DY], ho->w, pl->wt,
+                                     pl->t, pl->rows, pl->cols, ho->p[R_RSTD]),
              "dx");
-        TAKE(rmsi_bench_check_l2(hb->dw, ho->dw, (size_t)pl->cols), "dweight");
+        if (ho->w != NULL)
+            TAKE(rmsi_bench_check_l2(hb->dw, ho->dw, (size_t)pl->cols), "dweight");
         return worst;
     }
     if (pl->bytes[R_H] != 0)
@@ -365,7 +374,8 @@ static rmsnorm_status make_reference(const rmsi_bench_ctx *c, const plan *pl, bu
 {
     rmsnorm_status st = RMSNORM_OK;
     fill_act(h->p[R_X], pl->t, pl->elems, -2.0f, 2.0f, 0x1234u);
-    fill_act(h->w, pl->t, (size_t)pl->cols, 0.5f, 1.5f, 0x5678u);
+    if (h->w != NULL)
+        fill_act(h->w, pl->wt, (size_t)pl->cols, 0.5f, 1.5f, 0x5678u);
     /* y stays within about +-3; this static scale uses most of e4m3's range */
     h->static_scale[0] = 3.5f / 448.0f;
     if (h->p[R_RES] != NULL)
@@ -400,8 +410,8 @@ static rmsnorm_status dev_setup(const rmsi_bench_ctx *c, const plan *pl, cell_me
         st = rmsnorm_mem_alloc(be, pl->stride[r] * (size_t)clones, &p);
         m->slab[r] = p;
     }
-    if (st == RMSNORM_OK)
-        st = rmsnorm_mem_alloc(be, (size_t)pl->cols * pl->ts, &m->dev_w);
+    if (st == RMSNORM_OK && pl->w_bytes != 0)
+        st = rmsnorm_mem_alloc(be, pl->w_bytes, &m->dev_w);
     if (st == RMSNORM_OK) {
         void *p = NULL;
         st = rmsnorm_mem_alloc(be, sizeof(float), &p);
@@ -427,9 +437,8 @@ static rmsnorm_status dev_setup(const rmsi_bench_ctx *c, const plan *pl, cell_me
         if (pl->bytes[r] != 0)
             st = replicate(be, m->slab[r], pl->stride[r], clones, m->host_in.p[r], pl->bytes[r]);
     }
-    if (st == RMSNORM_OK)
-        st = rmsnorm_mem_copy(be, m->dev_w, m->host_in.w, (size_t)pl->cols * pl->ts,
-                              RMSNORM_COPY_TO_BACKEND, NULL);
+    if (st == RMSNORM_OK && pl->w_bytes != 0)
+        st = rmsnorm_mem_copy(be, m->dev_w, m->host_in.w, pl->w_bytes, RMSNORM_COPY_TO_BACKEND, NULL);
     if (st == RMSNORM_OK)
         st = rmsnorm_mem_copy(be, m->dev_static_scale, m->host_in.static_scale, sizeof(float),
                               RMSNORM_COPY_TO_BACKEND, NULL);
@@ -474,7 +483,7 @@ static rmsnorm_status validate(const rmsi_bench_ctx *c, const plan *pl, cell_mem
             st = rmsnorm_mem_copy(be, m->host_be.p[r], m->slab[r], pl->bytes[r],
                                   RMSNORM_COPY_TO_HOST, NULL);
     }
-    if (st == RMSNORM_OK && pl->oi->backward)
+    if (st == RMSNORM_OK && pl->oi->backward && pl->w_bytes != 0)
         st = rmsnorm_mem_copy(be, m->host_be.dw, m->dev_dw, (size_t)pl->cols * sizeof(float),
                               RMSNORM_COPY_TO_HOST, NULL);
     if (st == RMSNORM_OK)
@@ -651,7 +660,7 @@ void rmsi_bench_cell_run(const rmsi_bench_ctx *c, rmsi_bench_cell *cell)
 {
     const rmsnorm_backend *be = c->be;
     const rmsi_bench_opts *o = c->o;
-    rmsi_bench_model_opts mo = { o->fp8, o->quant_y, 0 };
+    rmsi_bench_model_opts mo = { o->fp8, o->quant_y, 0, o->weight };
     plan pl;
     cell_mem m;
     kernel_work w;
@@ -686,7 +695,7 @@ void rmsi_bench_cell_run(const rmsi_bench_ctx *c, rmsi_bench_cell *cell)
             set_note(cell, RMSI_BENCH_ERROR, "workspace size", st);
             return;
         }
-        mo.workspace = pl.ws_be;
+        mo.workspace = pl.ws_be; /* the byte model drops it when there is no dweight */
         (void)rmsi_bench_bytes_of(cell->op, cell->dtype, cell->rows, cell->cols, &mo, &cell->bytes);
     }
     cell->round_probe = o->hot ? RMSNORM_PROBE_COPY

@@ -345,7 +345,7 @@ static int run_cell(const rmsnorm_backend *be, int threads, int bf16, int backwa
     c.rows = rows;
     c.cols = cols;
     /* the memcpy of rmsnorm-bench --hot: half the cell's main bytes */
-    const rmsi_bench_model_opts mo = { RMSNORM_F8_E4M3, 0, 0 };
+    const rmsi_bench_model_opts mo = { RMSNORM_F8_E4M3, 0, 0, RMSI_BENCH_WEIGHT_SAME };
     rmsi_bench_bytes by;
     const int modelled =
         rmsi_bench_bytes_of(backward ? RMSI_BENCH_BACKWARD : RMSI_BENCH_FORWARD, c.t, rows, cols, &mo, &by) == 0;

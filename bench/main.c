@@ -24,6 +24,8 @@ static void usage(FILE *f)
         "  --dtype LIST          comma list of f32, f16, bf16 (default bf16,f32)\n"
         "  --fp8 FORMAT          e4m3, e5m2 or e4m3fnuz for the quant ops (default e4m3)\n"
         "  --quant-y             quant ops also write the 16/32-bit y\n"
+        "  --weight KIND         same (the activations' dtype, default), f32, or none (no weight,\n"
+        "                        so no dweight in the backward)\n"
         "  --grid NAME           small (default, < 1 min on 2 cores), medium or full\n"
         "  --shape RxC[,RxC..]   explicit shapes instead of a grid\n"
         "  --reps N              samples per cell, >= 12 (default 12)\n"
@@ -162,6 +164,11 @@ static int parse_args(int argc, char **argv, rmsi_bench_opts *o, raw_opts *r)
         } else if (strcmp(a, "--fp8") == 0) {
             if (rmsi_bench_dtype_parse(v, &o->fp8) != 0 || rmsnorm_dtype_size(o->fp8) != 1) {
                 (void)fprintf(stderr, "rmsnorm-bench: --fp8 takes e4m3, e5m2 or e4m3fnuz\n");
+                return -1;
+            }
+        } else if (strcmp(a, "--weight") == 0) {
+            if (rmsi_bench_weight_parse(v, &o->weight) != 0) {
+                (void)fprintf(stderr, "rmsnorm-bench: --weight takes same, f32 or none\n");
                 return -1;
             }
         } else if (strcmp(a, "--grid") == 0) {

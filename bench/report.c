@@ -44,7 +44,8 @@ void rmsi_bench_report_header(FILE *f, const rmsi_bench_env *env, const rmsi_ben
                     "bytes / the call (latency ratio)", f);
     else
         (void)fprintf(f, "inputs rotated through >= %zu MiB of clones", o->working_set >> 20);
-    (void)fprintf(f, ", fp8 %s%s\n", rmsi_bench_dtype_name(o->fp8), o->quant_y ? ", quant ops also write y" : "");
+    (void)fprintf(f, ", fp8 %s%s, weight %s\n", rmsi_bench_dtype_name(o->fp8),
+                  o->quant_y ? ", quant ops also write y" : "", rmsi_bench_weight_name(o->weight));
     if (!env->has_time_region)
         (void)fprintf(f, "  note: the backend has no time_region hook: timed with the host clock "
                          "around rmsnorm_synchronize\n");
@@ -200,6 +201,7 @@ int rmsi_bench_write_csv(FILE *f, const rmsi_bench_env *env, const rmsi_bench_op
     (void)snprintf(buf, sizeof buf, "%d", env->threads);
     csv_comment(f, "threads", buf);
     csv_comment(f, "grid", o->grid);
+    csv_comment(f, "weight", rmsi_bench_weight_name(o->weight));
     for (int i = 0; i < RMSI_BENCH_OP_COUNT; i++) {
         if (o->ops & (1u << i)) {
             char key[48];
@@ -380,6 +382,8 @@ int rmsi_bench_write_json(FILE *f, const rmsi_bench_env *env, const rmsi_bench_o
     json_kv(f, "grid", o->grid);
     (void)fputs(", ", f);
     json_kv(f, "fp8", rmsi_bench_dtype_name(o->fp8));
+    (void)fputs(", ", f);
+    json_kv(f, "weight", rmsi_bench_weight_name(o->weight));
     (void)fprintf(f,
                   ", \"reps\": %d, \"quant_y\": %s, \"graph\": %s, \"interleave\": %s, "
                   "\"working_set_bytes\": %zu, \"round_probe_bytes\": %zu, \"sample_s\": %g, \"hot\": %s},\n",

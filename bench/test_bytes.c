@@ -8,7 +8,7 @@
 
 #include "bench/bench.h"
 
-static const rmsi_bench_model_opts plain = { RMSNORM_F8_E4M3, 0, 0 };
+static const rmsi_bench_model_opts plain = { RMSNORM_F8_E4M3, 0, 0, RMSI_BENCH_WEIGHT_SAME };
 
 static void forward_reads_x_writes_y(void **state)
 {
@@ -32,6 +32,33 @@ static void backward_lists_rstd_dw_and_partials_separately(void **state)
     assert_int_equal(b.main_written, 7u * 65u * 4u);
     assert_int_equal(b.aux_read, 65u * 4u + 7u * 4u + 1000u);
     assert_int_equal(b.aux_written, 65u * 4u + 1000u);
+}
+
+static void the_weight_kind_sets_the_aux_bytes(void **state)
+{
+    rmsi_bench_bytes b;
+    rmsi_bench_model_opts mo = plain;
+    (void)state;
+    mo.workspace = 1000;
+    mo.weight = RMSI_BENCH_WEIGHT_F32; /* fp32 under bf16: 4 bytes a column */
+    assert_int_equal(rmsi_bench_bytes_of(RMSI_BENCH_FORWARD, RMSNORM_BF16, 7, 65, &mo, &b), 0);
+    assert_int_equal(b.aux_read, 65u * 4u);
+    assert_int_equal(rmsi_bench_bytes_of(RMSI_BENCH_BACKWARD, RMSNORM_BF16, 7, 65, &mo, &b), 0);
+    assert_int_equal(b.main_read, 2u * 7u * 65u * 2u);
+    assert_int_equal(b.aux_read, 65u * 4u + 7u * 4u + 1000u);
+    assert_int_equal(b.aux_written, 65u * 4u + 1000u);
+    mo.weight = RMSI_BENCH_WEIGHT_NONE; /* no weight: no dweight, no partials */
+    assert_int_equal(rmsi_bench_bytes_of(RMSI_BENCH_BACKWARD, RMSNORM_BF16, 7, 65, &mo, &b), 0);
+    assert_int_equal(b.main_read, 2u * 7u * 65u * 2u);
+    assert_int_equal(b.main_written, 7u * 65u * 2u);
+    assert_int_equal(b.aux_read, 7u * 4u);
+    assert_int_equal(b.aux_written, 0u);
+    assert_int_equal(rmsi_bench_bytes_of(RMSI_BENCH_FUSED_ADD, RMSNORM_F16, 7, 65, &mo, &b), 0);
+    assert_int_equal(b.aux_read, 0u);
+    assert_int_equal(rmsi_bench_weight_dtype(RMSI_BENCH_WEIGHT_F32, RMSNORM_F16), RMSNORM_F32);
+    assert_int_equal(rmsi_bench_weight_dtype(RMSI_BENCH_WEIGHT_SAME, RMSNORM_F16), RMSNORM_F16);
+    assert_int_equal(rmsi_bench_weight_size(RMSI_BENCH_WEIGHT_SAME, RMSNORM_BF16), 2u);
+    assert_int_equal(rmsi_bench_weight_size(RMSI_BENCH_WEIGHT_NONE, RMSNORM_F32), 0u);
 }
 
 static void backward_res_reads_the_residual_gradient_too(void **state)
@@ -127,6 +154,15 @@ static void names_round_trip(void **state)
     assert_int_equal(t, RMSNORM_BF16);
     assert_string_equal(rmsi_bench_dtype_name(t), "bf16");
     assert_int_equal(rmsi_bench_dtype_parse("fp64", &t), -1);
+    static const rmsi_bench_weight kinds[] = { RMSI_BENCH_WEIGHT_SAME, RMSI_BENCH_WEIGHT_F32,
+                                               RMSI_BENCH_WEIGHT_NONE };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        rmsi_bench_weight w = RMSI_BENCH_WEIGHT_SAME;
+        assert_int_equal(rmsi_bench_weight_parse(rmsi_bench_weight_name(kinds[i]), &w), 0);
+        assert_int_equal(w, kinds[i]);
+    }
+    rmsi_bench_weight w;
+    assert_int_equal(rmsi_bench_weight_parse("fp32", &w), -1);
 }
 
 static void caps_needed(void **state)
@@ -146,6 +182,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forward_reads_x_writes_y),
         cmocka_unit_test(backward_lists_rstd_dw_and_partials_separately),
+        cmocka_unit_test(the_weight_kind_sets_the_aux_bytes),
         cmocka_unit_test(backward_res_reads_the_residual_gradient_too),
         cmocka_unit_test(fused_add_moves_four_tensors),
         cmocka_unit_test(quant_models),

@@ -19,7 +19,7 @@ static char text[65536];
 
 static int setup(void **state)
 {
-    rmsi_bench_model_opts mo = { RMSNORM_F8_E4M3, 0, 0 };
+    rmsi_bench_model_opts mo = { RMSNORM_F8_E4M3, 0, 0, RMSI_BENCH_WEIGHT_SAME };
     (void)state;
     memset(&env, 0, sizeof env);
     memset(&opts, 0, sizeof opts);

@@ -157,11 +157,16 @@ static void validation_all(void **state)
             dxa[r * C + j] = dxo[r * C + j] = (float)(r + j) * 0.5f + 1.0f;
         }
     }
-    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, R, C, rstd) == 0.0);
+    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, RMSNORM_F32, R, C, rstd) == 0.0);
     dxa[R * C - 1] *= 1.0f + 1e-3f;
-    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, R, C, rstd) > 1.0);
+    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, RMSNORM_F32, R, C, rstd) > 1.0);
     dxa[R * C - 1] = NAN;
-    assert_true(isinf(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, R, C, rstd)));
+    assert_true(isinf(rmsi_bench_check_dx_all(dxa, dxo, x, dy, w, RMSNORM_F32, RMSNORM_F32, R, C, rstd)));
+    /* no weight: the bound takes 1 for it */
+    dxa[R * C - 1] = dxo[R * C - 1];
+    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, NULL, RMSNORM_F32, RMSNORM_F32, R, C, rstd) == 0.0);
+    dxa[0] *= 1.0f + 1e-3f;
+    assert_true(rmsi_bench_check_dx_all(dxa, dxo, x, dy, NULL, RMSNORM_F32, RMSNORM_F32, R, C, rstd) > 1.0);
 }
 
 int main(void)

@@ -113,13 +113,18 @@ double rmsi_bench_check_l2(const float *a, const float *o, size_t n)
 
 /* dx of one row: twice |a - o| <= ulp_T(|o|) + 2e-5 rstd (|g| + |n| mean|g n|),
  * g = dy * w, n = x * rstd, from the ref's rstd. */
+static double weight_at(const void *w, rmsnorm_dtype wt, int64_t j)
+{
+    return w != NULL ? (double)rmsi_load(w, wt, (size_t)j) : 1.0;
+}
+
 double rmsi_bench_check_dx_row(const void *a, const void *o, const void *x, const void *dy,
-                               const void *w, rmsnorm_dtype t, int64_t cols, size_t row_off,
-                               double rstd)
+                               const void *w, rmsnorm_dtype wt, rmsnorm_dtype t, int64_t cols,
+                               size_t row_off, double rstd)
 {
     double mgn = 0.0, worst = 0.0;
     for (int64_t j = 0; j < cols; j++) {
-        double g = (double)rmsi_load(dy, t, row_off + (size_t)j) * rmsi_load(w, t, (size_t)j);
+        double g = (double)rmsi_load(dy, t, row_off + (size_t)j) * weight_at(w, wt, j);
         double nn = (double)rmsi_load(x, t, row_off + (size_t)j) * rstd;
         mgn += fabs(g * nn);
     }
@@ -131,7 +136,7 @@ double rmsi_bench_check_dx_row(const void *a, const void *o, const void *x, cons
             return INFINITY;
         if (isnan(va))
             continue;
-        double g = (double)rmsi_load(dy, t, i) * rmsi_load(w, t, (size_t)j);
+        double g = (double)rmsi_load(dy, t, i) * weight_at(w, wt, j);
         double nn = (double)rmsi_load(x, t, i) * rstd;
         double bound = rmsi_bench_ulp(t, vo) + 2e-5 * fabs(rstd) * (fabs(g) + fabs(nn) * mgn);
         double r = ratio(fabs(va - vo), 2.0 * bound);
@@ -187,11 +192,12 @@ double rmsi_bench_check_act_all(const void *a, const void *o, rmsnorm_dtype t, s
 }
 
 double rmsi_bench_check_dx_all(const void *a, const void *o, const void *x, const void *dy, const void *w,
-                               rmsnorm_dtype t, int64_t rows, int64_t cols, const float *rstd)
+                               rmsnorm_dtype wt, rmsnorm_dtype t, int64_t rows, int64_t cols,
+                               const float *rstd)
 {
     double worst = 0.0;
 #pragma omp parallel for schedule(static) reduction(max : worst)
     for (int64_t r = 0; r < rows; r++)
-        worst = worse(worst, rmsi_bench_check_dx_row(a, o, x, dy, w, t, cols, (size_t)r * (size_t)cols, rstd[r]));
+        worst = worse(worst, rmsi_bench_check_dx_row(a, o, x, dy, w, wt, t, cols, (size_t)r * (size_t)cols, rstd[r]));
     return worst;
 }
