@@ -61,6 +61,7 @@ BWD_INST(bwd_bf16_none, RMSNORM_BF16, RMSI_W_NONE)
 BWD_INST(bwd_bf16_f32, RMSNORM_BF16, RMSNORM_F32)
 BWD_INST(bwd_bf16_bf16, RMSNORM_BF16, RMSNORM_BF16)
 BWD_INST1(bwd_bf16_none, RMSI_W_NONE)
+BWD_INST1(bwd_bf16_f32, RMSNORM_F32)
 BWD_INST1(bwd_bf16_bf16, RMSNORM_BF16)
 
 #define BWD_PICK(a) (simple ? (rmsi_kern){ a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
@@ -82,7 +83,7 @@ static rmsi_kern pick(rmsnorm_dtype t, const void *w, rmsnorm_dtype wt, int simp
         if (rmsi_avx512_has_bf16)
             return rmsi_bwd_bf16hw_pick(wk, simple, one);
         return wk == RMSI_W_NONE   ? BWD_PICK1(bwd_bf16_none)
-               : wk == RMSNORM_F32 ? BWD_PICK(bwd_bf16_f32)
+               : wk == RMSNORM_F32 ? BWD_PICK1(bwd_bf16_f32)
                                    : BWD_PICK1(bwd_bf16_bf16);
     default:
         return (rmsi_kern){ NULL, NULL };
@@ -296,7 +297,7 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
      * own, which pays from 4 rows (docs/perf/cpu.md). The wide and tiled
      * sweeps keep the partials in column order. */
     c.eo_part = want_dw && !wide && c.tiles == 0 && (nchunks > 1 || rows >= 4) &&
-                rmsi_bwd_fused_ok(&c, t, a->weight == NULL ? RMSI_W_NONE : (int)a->weight_dtype, simple);
+                rmsi_bwd_fused_ok(&c, t, simple);
 
     red_ctx rc;
     rc.ws = c.ws;

@@ -32,6 +32,7 @@ BWD_HW(bwd_bf16hw_none_s, RMSI_W_NONE, 1, 0)
 BWD_HW(bwd_bf16hw_f32_s, RMSNORM_F32, 1, 0)
 BWD_HW(bwd_bf16hw_bf16_s, RMSNORM_BF16, 1, 0)
 BWD_HW(bwd_bf16hw_none_s1, RMSI_W_NONE, 1, 1)
+BWD_HW(bwd_bf16hw_f32_s1, RMSNORM_F32, 1, 1)
 BWD_HW(bwd_bf16hw_bf16_s1, RMSNORM_BF16, 1, 1)
 BWD_HW_W(bwd_bf16hw_none, RMSI_W_NONE, 0)
 BWD_HW_W(bwd_bf16hw_f32, RMSNORM_F32, 0)
@@ -42,17 +43,15 @@ BWD_HW_W(bwd_bf16hw_bf16_s, RMSNORM_BF16, 1)
 
 /* one: rows off a cache line (simd/backward.c); the wide sweeps have one
  * form for both */
-#define BWD_HW_PICK(a)                                                          \
-    (simple ? (rmsi_kern){ a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
-#define BWD_HW_PICK1(a)                                                         \
+#define BWD_HW_PICK(a)                                                         \
     (simple ? (rmsi_kern){ one ? a##_s1 : a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
 
 rmsi_kern rmsi_bwd_bf16hw_pick(int wk, int simple, int one)
 {
     switch (wk) {
-    case RMSI_W_NONE: return BWD_HW_PICK1(bwd_bf16hw_none);
+    case RMSI_W_NONE: return BWD_HW_PICK(bwd_bf16hw_none);
     case RMSNORM_F32: return BWD_HW_PICK(bwd_bf16hw_f32);
     case RMSNORM_BF16:
-    default: return BWD_HW_PICK1(bwd_bf16hw_bf16);
+    default: return BWD_HW_PICK(bwd_bf16hw_bf16);
     }
 }

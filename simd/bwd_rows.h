@@ -226,21 +226,34 @@ RMSI_INLINE void rmsi_bwd_out_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w
 
 /*
  * bf16 in even/odd form (rmsi_bf16_eo), for the simple calls (no dresidual,
- * no LLAMA) with no weight or a bf16 weight: 32 columns per step, half the
- * vector operations of the ordered widening, which made the bf16 backward
+ * no LLAMA), whatever their weight: 32 columns per step, half the vector
+ * operations of the ordered widening, which made the bf16 backward
  * compute-bound. The dot sums in that lane order (fixed by cols); dx and the
  * dweight products are elementwise, the products put back in column order
- * (two VPERMT2PS) so that the partial rows keep their layout.
+ * (two VPERMT2PS) so that the partial rows keep their layout. An fp32 weight
+ * is split into the same form by two VPERMT2PS (rmsi_f32_load_eo); until
+ * session 65 it kept those calls in the ordered form, 5-10% slower cold on
+ * the Zen 5 (docs/perf/cpu.md).
  */
 typedef struct rmsi_eo {
     __m512 e, o;
 } rmsi_eo;
 
-/* weff = w + off of the 32 columns at j (m: the lanes read). */
-RMSI_INLINE rmsi_eo rmsi_bwd_weff_eo(const rmsi_bwd_k *c, int64_t j, rmsi_mask32 m, int full)
+/* 1 when a call's rows take the even/odd form: every dot of the call, its
+ * rows', a wide call's segments' and a tiled call's, sums in one order. */
+static inline int rmsi_bwd_eo(rmsnorm_dtype t, int simple)
+{
+    return simple && t == RMSNORM_BF16;
+}
+
+/* weff = w + off of the 32 columns at j (m: the lanes read); wk: bf16 or fp32. */
+RMSI_INLINE rmsi_eo rmsi_bwd_weff_eo(const rmsi_bwd_k *c, int64_t j, rmsi_mask32 m, int full, int wk)
 {
     rmsi_eo wv;
-    rmsi_bf16_load_eo(c->w + (size_t)j * 2u, m, full, &wv.e, &wv.o);
+    if (wk == RMSNORM_F32)
+        rmsi_f32_load_eo(c->w + (size_t)j * 4u, m, full, &wv.e, &wv.o);
+    else
+        rmsi_bf16_load_eo(c->w + (size_t)j * 2u, m, full, &wv.e, &wv.o);
     wv.e = _mm512_add_ps(wv.e, c->off);
     wv.o = _mm512_add_ps(wv.o, c->off);
     return wv;
@@ -263,7 +276,7 @@ RMSI_INLINE void rmsi_bwd_gn_eo(const rmsi_bwd_k *c, const rmsi_bwd_row *w, int6
     if (wk == RMSI_W_NONE) {
         *g = *dy;
     } else {
-        const rmsi_eo wv = wf != NULL ? *wf : rmsi_bwd_weff_eo(c, j, m, full);
+        const rmsi_eo wv = wf != NULL ? *wf : rmsi_bwd_weff_eo(c, j, m, full, wk);
         g->e = _mm512_mul_ps(dy->e, wv.e);
         g->o = _mm512_mul_ps(dy->o, wv.o);
     }
@@ -415,7 +428,7 @@ RMSI_INLINE void rmsi_bwd_range(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, in
     /* even/odd rows come here only when dx streams to rows off 64 bytes
      * (rmsi_bwd_fused_ok), whose inputs are likely off too: one load a
      * vector (rmsi_bf16_load_eo1), as in rmsi_bwd_row_run's dot */
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32)
+    if (rmsi_bwd_eo(t, simple))
         rmsi_bwd_out_range_eo(c, w, j0, j1, nt, rs, cm, wk, hw, 0, 1);
     else
         rmsi_bwd_out_range(c, w, j0, j1, nt, rs, cm, t, wk, hw, simple);
@@ -434,7 +447,7 @@ RMSI_INLINE float rmsi_bwd_rstd_of(const rmsi_bwd_ctx *c, int64_t r, const char 
 RMSI_INLINE float rmsi_bwd_row_coefs(const rmsi_bwd_ctx *c, int64_t r, const rmsi_bwd_row *w, rmsnorm_dtype t,
                                      int wk, int hw, int simple, float *cmean)
 {
-    const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
+    const int eo = rmsi_bwd_eo(t, simple);
     const float rstd = rmsi_bwd_rstd_of(c, r, w->x, t, hw);
     const __m512 rs = _mm512_set1_ps(rstd);
     const float dot = eo ? rmsi_bwd_dot_eo(c, w, rs, wk, 1) : rmsi_bwd_dot(c, w, rs, t, wk);
@@ -596,8 +609,8 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
                 wf1.e = _mm512_load_ps(wt + j + 32);
                 wf1.o = _mm512_load_ps(wt + j + 48);
             } else if (wk != RMSI_W_NONE) {
-                wf0 = rmsi_bwd_weff_eo(&k, j, 0, 1);
-                wf1 = rmsi_bwd_weff_eo(&k, j + 32, 0, 1);
+                wf0 = rmsi_bwd_weff_eo(&k, j, 0, 1, wk);
+                wf1 = rmsi_bwd_weff_eo(&k, j + 32, 0, 1, wk);
             }
             rmsi_bwd_gn_eo(&k, b, j, 0, 1, rsb, wk, &wf0, &dy, &g, &n);
             a0 = _mm512_fmadd_ps(g.e, n.e, a0);
@@ -621,7 +634,7 @@ RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a
         const int64_t left = c->cols - j;
         const rmsi_mask32 m = rmsi_vmask32(left < 32 ? left : 32);
         if (wk != RMSI_W_NONE)
-            wf0 = rmsi_bwd_weff_eo(&k, j, m, 0);
+            wf0 = rmsi_bwd_weff_eo(&k, j, m, 0, wk);
         rmsi_bwd_gn_eo(&k, b, j, m, 0, rsb, wk, &wf0, &dy, &g, &n);
         a4 = _mm512_fmadd_ps(g.e, n.e, a4);
         a4 = _mm512_fmadd_ps(g.o, n.o, a4);
@@ -938,8 +951,8 @@ RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64
 
     /* w + weight_offset widened once, as the forward's hot sweeps do: four
      * vector operations less per 32 columns of each row */
-    if (wk == RMSNORM_BF16 && !c->nt && r1 - r0 >= RMSI_FWD_WT_ROWS && c->cols <= RMSI_FWD_WT_COLS)
-        wt = rmsi_wtab_eo(c->w, c->off, c->cols, tab);
+    if (wk != RMSI_W_NONE && !c->nt && r1 - r0 >= RMSI_FWD_WT_ROWS && c->cols <= RMSI_FWD_WT_COLS)
+        wt = rmsi_wtab_eo(c->w, wk, c->off, c->cols, tab);
     rmsi_bwd_row_at(c, r0, &a);
     __m512 rsa = _mm512_set1_ps(rmsi_bwd_rstd_of(c, r0, a.x, RMSNORM_BF16, hw));
     __m512 cma = _mm512_set1_ps(rmsi_bwd_dot_eo(c, &a, rsa, wk, one) / (float)c->cols);
@@ -959,11 +972,10 @@ RMSI_INLINE void rmsi_bwd_rows_fused_eo(const rmsi_bwd_ctx *c, int64_t r0, int64
 }
 
 /* 1 when a call's rows run through rmsi_bwd_rows_fused_eo: the simple bf16
- * calls with no weight or a bf16 one, unless dx is streamed to rows that do
- * not start on 64 bytes. */
-static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int wk, int simple)
+ * calls, unless dx is streamed to rows that do not start on 64 bytes. */
+static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int simple)
 {
-    return simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_bwd_dx_head_free(c);
+    return rmsi_bwd_eo(t, simple) && rmsi_bwd_dx_head_free(c);
 }
 
 /* Items are rows (no dweight) or dweight chunks. simple != 0 (compile-time):
@@ -972,7 +984,7 @@ static inline int rmsi_bwd_fused_ok(const rmsi_bwd_ctx *c, rmsnorm_dtype t, int 
 RMSI_INLINE void rmsi_bwd_items(const rmsi_bwd_ctx *c, int64_t i0, int64_t i1, rmsnorm_dtype t,
                                 int wk, int hw, int simple, int one)
 {
-    const int fused = rmsi_bwd_fused_ok(c, t, wk, simple);
+    const int fused = rmsi_bwd_fused_ok(c, t, simple);
     if (fused || (simple && rmsi_bwd_pipe_ok(c))) {
         /* the items' rows, chunk after chunk: rmsi_bwd_row_at finds each
          * row's partial */

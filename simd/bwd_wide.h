@@ -29,7 +29,7 @@
 RMSI_INLINE void rmsi_bwd_wide_dot(const rmsi_bwd_ctx *c, const rmsi_bwd_row *w, int64_t r, int64_t s,
                                    rmsnorm_dtype t, int wk, int hw, int simple)
 {
-    const int eo = simple && t == RMSNORM_BF16 && wk != RMSNORM_F32;
+    const int eo = rmsi_bwd_eo(t, simple);
     const rmsi_bwd_k k = { c->w, _mm512_set1_ps(c->off), c->llama, 1 };
     const size_t slots = (size_t)(c->nseg + 1);
     const int64_t seg = rmsi_seg_cols(c->cols);

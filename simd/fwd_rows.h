@@ -181,27 +181,41 @@ RMSI_INLINE void rmsi_fwd_store(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, in
 #define RMSI_FWD_WT_COLS 4096
 #define RMSI_FWD_WT_ROWS 4
 
-/* The table itself: cols (<= RMSI_FWD_WT_COLS) bf16 weights at w. */
-RMSI_INLINE const float *rmsi_wtab_eo(const char *w, float offset, int64_t cols, float *tab)
+/* The table itself: cols (<= RMSI_FWD_WT_COLS) weights at w, bf16 or (the
+ * backward's) fp32 as wk says. */
+RMSI_INLINE const float *rmsi_wtab_eo(const char *w, int wk, float offset, int64_t cols, float *tab)
 {
     const __m512 off = _mm512_set1_ps(offset);
     int64_t j;
 
     for (j = 0; j < cols; j += 32) {
         const int full = j + 32 <= cols;
+        const rmsi_mask32 m = full ? 0 : rmsi_vmask32(cols - j);
         __m512 we, wo;
-        rmsi_bf16_load_eo(w + (size_t)j * 2u, full ? 0 : rmsi_vmask32(cols - j), full, &we, &wo);
+        if (wk == RMSNORM_F32)
+            rmsi_f32_load_eo(w + (size_t)j * 4u, m, full, &we, &wo);
+        else
+            rmsi_bf16_load_eo(w + (size_t)j * 2u, m, full, &we, &wo);
         _mm512_store_ps(tab + j, _mm512_add_ps(we, off));
         _mm512_store_ps(tab + j + 16, _mm512_add_ps(wo, off));
     }
     return tab;
 }
 
-RMSI_INLINE const float *rmsi_fwd_wtab(const rmsi_fwd_ctx *c, int64_t rows, float *tab)
+RMSI_INLINE const float *rmsi_fwd_wtab(const rmsi_fwd_ctx *c, int wk, int64_t rows, float *tab)
 {
-    if (c->nt || rows < RMSI_FWD_WT_ROWS || c->cols > RMSI_FWD_WT_COLS)
+    if (wk == RMSI_W_NONE || c->nt || rows < RMSI_FWD_WT_ROWS || c->cols > RMSI_FWD_WT_COLS)
         return NULL;
-    return rmsi_wtab_eo(c->w, c->off, c->cols, tab);
+    return rmsi_wtab_eo(c->w, wk, c->off, c->cols, tab);
+}
+
+/* 1 when a call's y sweeps take the even/odd form: the simple bf16 calls,
+ * whatever their weight (an fp32 one split by permutes, rmsi_f32_load_eo,
+ * since session 65: hot rows 20-35% slower in the ordered form on the Zen
+ * 5). y is elementwise, so either form gives the same bits. */
+static inline int rmsi_fwd_eo(rmsnorm_dtype t, int simple)
+{
+    return simple && t == RMSNORM_BF16;
 }
 
 /* bf16 y of the 32 columns at j (m: the lanes, when !full) in even/odd form;
@@ -220,7 +234,10 @@ RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_
         o = _mm512_mul_ps(o, _mm512_load_ps(w->wt + j + 16));
     } else if (wk != RMSI_W_NONE) {
         __m512 we, wo;
-        rmsi_bf16_load_eo1(k->w + (size_t)j * 2u, m, full, &we, &wo);
+        if (wk == RMSNORM_F32)
+            rmsi_f32_load_eo(k->w + (size_t)j * 4u, m, full, &we, &wo);
+        else
+            rmsi_bf16_load_eo1(k->w + (size_t)j * 2u, m, full, &we, &wo);
         e = _mm512_mul_ps(e, _mm512_add_ps(we, k->off));
         o = _mm512_mul_ps(o, _mm512_add_ps(wo, k->off));
     }
@@ -233,8 +250,8 @@ RMSI_INLINE void rmsi_fwd_eo1(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_
         _mm512_storeu_si512(yp, p);
 }
 
-/* The simple bf16 y sweep over [j0, j1) with no weight or a bf16 weight: the
- * even/odd form halves its vector operations (docs/perf/cpu.md). */
+/* The simple bf16 y sweep over [j0, j1): the even/odd form halves its vector
+ * operations (docs/perf/cpu.md). */
 RMSI_INLINE void rmsi_fwd_store_eo_run(const rmsi_fwd_k *k, const rmsi_fwd_row *w, int64_t j0, int64_t j1,
                                        __m512 rs, int nt, int wk, int hw, int tab)
 {
@@ -280,7 +297,7 @@ RMSI_INLINE void rmsi_fwd_range(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, in
                                 __m512 rs, float qscale, int nt, rmsnorm_dtype t, int wk, int hw,
                                 int simple)
 {
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32)
+    if (rmsi_fwd_eo(t, simple))
         rmsi_fwd_store_eo(c, w, j0, j1, rs, nt, wk, hw);
     else
         rmsi_fwd_store(c, w, j0, j1, rs, qscale, nt, t, wk, hw, simple);
@@ -419,7 +436,7 @@ static inline int rmsi_fwd_h_put_ok(const rmsi_fwd_ctx *c)
            (!c->h_nt || (((uintptr_t)c->h | (uintptr_t)c->hs) & 63u) == 0u);
 }
 
-/* Rows [r0, r1) of the simple bf16 fused add (no or a bf16 weight). The
+/* Rows [r0, r1) of the simple bf16 fused add. The
  * sweeps of rmsi_fwd_rows (sum with h_out, y) each form h from x and r
  * (two loads, two adds, a pack); here the sum sweep stores h and the y sweep
  * reads it back: from h_out when plain-stored (in cache), else from a stack
@@ -431,7 +448,7 @@ RMSI_INLINE void rmsi_fwd_rows_fused_eo(const rmsi_fwd_ctx *c, int64_t r0, int64
 {
     _Alignas(64) char hb[RMSI_FWD_HBUF_COLS * 2];
     char *const copy = (c->h_nt && c->cols <= RMSI_FWD_HBUF_COLS) ? hb : NULL;
-    const float *const wt = wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
+    const float *const wt = rmsi_fwd_wtab(c, wk, r1 - r0, tab);
     int64_t r;
 
     for (r = r0; r < r1; r++) {
@@ -606,13 +623,12 @@ RMSI_INLINE void rmsi_fwd_rows(const rmsi_fwd_ctx *c, int64_t r0, int64_t r1, rm
      * 0.79-0.86 -> 0.94-1.03, f16 0.76 -> 0.82-0.89 (docs/perf/cpu.md). */
     const int put = rmsi_fwd_h_put_ok(c);
 
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && put) {
+    if (rmsi_fwd_eo(t, simple) && put) {
         rmsi_fwd_rows_fused_eo(c, r0, r1, wk, hw, tab);
         return;
     }
-    const float *const wt =
-        simple && t == RMSNORM_BF16 && wk == RMSNORM_BF16 ? rmsi_fwd_wtab(c, r1 - r0, tab) : NULL;
-    if (simple && t == RMSNORM_BF16 && wk != RMSNORM_F32 && rmsi_fwd_pipe_ok(c) && r1 - r0 >= 2) {
+    const float *const wt = rmsi_fwd_eo(t, simple) ? rmsi_fwd_wtab(c, wk, r1 - r0, tab) : NULL;
+    if (rmsi_fwd_eo(t, simple) && rmsi_fwd_pipe_ok(c) && r1 - r0 >= 2) {
         rmsi_fwd_rows_pipe_eo(c, r0, r1, wk, hw, wt);
         return;
     }

@@ -193,6 +193,19 @@ RMSI_INLINE void rmsi_bf16_load_eo(const void *p, rmsi_mask32 m, int full, __m51
     rmsi_bf16_eo(full ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(m, p), e, o);
 }
 
+/* 32 fp32 at p (m: the lanes read, others 0) in the even/odd form of
+ * rmsi_bf16_eo: an fp32 weight beside bf16 activations. */
+RMSI_INLINE void rmsi_f32_load_eo(const void *p, rmsi_mask32 m, int full, __m512 *e, __m512 *o)
+{
+    const float *f = (const float *)p;
+    const __m512i ie = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i io = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512 lo = full ? _mm512_loadu_ps(f) : _mm512_maskz_loadu_ps((__mmask16)(m & 0xffffu), f);
+    const __m512 hi = full ? _mm512_loadu_ps(f + 16) : _mm512_maskz_loadu_ps((__mmask16)(m >> 16), f + 16);
+    *e = _mm512_permutex2var_ps(lo, ie, hi);
+    *o = _mm512_permutex2var_ps(lo, io, hi);
+}
+
 /* 32 bf16 at p in even/odd form from one load: gcc otherwise folds the load
  * into both the shift and the and, two loads of the same 64 bytes. Where rows
  * do not start on a cache line each of those loads spans two lines, and one

@@ -82,13 +82,41 @@ static const rmst_bwd_case k_tiled[] = {
     {RMSNORM_BF16, 36, 4096, 4096, RMST_W_SAME, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1.0, 0},
 };
 
+/* Simple calls (no residual gradient, ROUND_ONCE) with an fp32 weight, which
+ * the matrix's fp32-weight variants never make (each has dresidual or LLAMA).
+ * Since session 65 avx512 runs the bf16 ones in even/odd form, the weight
+ * split by permutes: through its per-thread weight table (4 rows or more of
+ * at most 4096 columns, not streamed), tails of every length, rows off 64
+ * bytes, a wide call, a tiled one, one chunk whose partial is dw, no dw. */
+static const rmst_bwd_case k_simple_f32w[] = {
+    {RMSNORM_BF16, 257, 1025, 1025, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_BF16, 64, 4096, 4096, RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 1, 1, 1e-6f, 1e3, 0},
+    {RMSNORM_BF16, 40, 2100, 2112, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1e-3, 0},
+    {RMSNORM_BF16, 16, 4113, 4130, RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-5f, 1.0, 0},
+    {RMSNORM_BF16, 1, 70000, 70000, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_BF16, 33, 607, 640, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 0, 1e-6f, 1.0, 0},
+    {RMSNORM_F16, 40, 1041, 1041, RMST_W_F32, 0.0f, RMSNORM_ROUND_ONCE, 0, 0, 0, 1, 1e-6f, 1.0, 0},
+    {RMSNORM_F32, 40, 2100, 2100, RMST_W_F32, 1.0f, RMSNORM_ROUND_ONCE, 1, 0, 0, 1, 1e-6f, 1.0, 0},
+};
+
 #define N_MATRIX ((sizeof k_dtypes / sizeof k_dtypes[0]) * N_SHAPES * N_VARIANTS)
 #define N_STREAMED (sizeof k_streamed / sizeof k_streamed[0])
 #define N_TILED (sizeof k_tiled / sizeof k_tiled[0])
+#define N_SIMPLE_F32W (sizeof k_simple_f32w / sizeof k_simple_f32w[0])
+#define N_LISTED (N_STREAMED + N_TILED + N_SIMPLE_F32W)
 
 size_t rmst_bwd_case_count(void)
 {
-    return N_MATRIX + N_STREAMED + N_TILED;
+    return N_MATRIX + N_LISTED;
+}
+
+/* Listed case k (after the matrix): streamed, tiled, then simple fp32-weight. */
+static rmst_bwd_case listed(size_t k)
+{
+    if (k < N_STREAMED)
+        return k_streamed[k];
+    k -= N_STREAMED;
+    return k < N_TILED ? k_tiled[k] : k_simple_f32w[k - N_TILED];
 }
 
 /* Pruning as for the forward: above 2^20 elements F32 runs three variants
@@ -106,9 +134,9 @@ static int pruned(size_t d, int64_t rows, int64_t cols, size_t v)
 int rmst_bwd_case_at(size_t i, rmst_bwd_case *c)
 {
     if (i >= N_MATRIX) {
-        if (i - N_MATRIX >= N_STREAMED + N_TILED)
+        if (i - N_MATRIX >= N_LISTED)
             return 0;
-        *c = i - N_MATRIX < N_STREAMED ? k_streamed[i - N_MATRIX] : k_tiled[i - N_MATRIX - N_STREAMED];
+        *c = listed(i - N_MATRIX);
         c->seed = 0xbacc0000ull + (uint64_t)i;
         return 1;
     }
