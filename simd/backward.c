@@ -279,6 +279,7 @@ rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream
     const size_t streams = 3u + (c.dres != NULL);
     const size_t bytes = (size_t)rows * (size_t)cols * streams * rmsi_vsize_dt(t);
     c.nt = bytes >= RMSI_SIMD_NT_MIN;
+    c.far_pf = rmsi_avx512_bwd_far_pf && c.nt; /* hot wide rows lost 3-17% with it */
     c.segv = NULL;
     c.dotv = NULL;
     c.rsv = NULL;

@@ -38,6 +38,7 @@ typedef struct rmsi_bwd_ctx {
     float eps, off;
     int llama;
     int nt; /* dx written with non-temporal stores */
+    int far_pf; /* rmsi_bwd_pf_step's far prefetch too (rmsi_avx512_bwd_far_pf, streamed calls) */
     int eo_part; /* rmsi_bwd_rows_fused_eo keeps full partial blocks in even/odd form */
     /* a wide call's scratch (simd/bwd_wide.h), else NULL: per row, nseg + 1
      * slots of segment sums of x^2 (segv) and of g * n (dotv); rsv: rstd;
@@ -538,6 +539,21 @@ RMSI_INLINE void rmsi_bwd_prefetch64(const char *pfx, const char *pfdy, size_t x
  */
 #define RMSI_BWD_PF_NEAR ((size_t)1024)
 
+/*
+ * And, where rmsi_avx512_bwd_far_pf is set (AMD family 26 on), the line
+ * RMSI_BWD_PF_FAR bytes ahead into L2 (PREFETCHT1) as well. Session 65, the
+ * Zen 5 VM, cold bf16 16384x4096 and 8192x8192: one thread 15.3-15.7 ms ->
+ * 12.5-12.6, two threads 8.2-8.9 -> 7.0-7.7 (0.70-0.73 of the 2r1w_nt
+ * probe -> 0.83-0.90); f16 0.85-0.87 at two threads, f32 level. Without
+ * it one core there read about half of what the probe reads, with one
+ * thread or two, and whether the memory gave 60 GB/s or 110: the near
+ * prefetch alone left the L1's misses waiting on DRAM. On the Xeon VM of
+ * session 63 the same far prefetch lost 7-15%, so it is off elsewhere; and
+ * off for calls that are not streamed, whose rows sit in the caches (hot
+ * 64x32768 bf16 lost 10-17%, 8x65536 about 3%, here).
+ */
+#define RMSI_BWD_PF_FAR ((size_t)4096)
+
 /* The line at byte q of row b's x and dy, or past b's rb bytes, of the row
  * after it (nx, ndy; NULL: none). */
 RMSI_INLINE void rmsi_bwd_pf_near(const rmsi_bwd_row *b, const char *nx, const char *ndy, size_t rb,
@@ -570,8 +586,21 @@ RMSI_INLINE void rmsi_bwd_pf_step(const rmsi_bwd_ctx *c, const rmsi_bwd_row *b, 
             rmsi_bwd_prefetch64(nx, ndy, 0, 0, j, sz);
         return;
     }
+    const size_t rb = (size_t)c->cols * sz;
     for (o = 0; o < 64u * sz; o += 64u)
-        rmsi_bwd_pf_near(b, nx, ndy, (size_t)c->cols * sz, (size_t)j * sz + RMSI_BWD_PF_NEAR + o);
+        rmsi_bwd_pf_near(b, nx, ndy, rb, (size_t)j * sz + RMSI_BWD_PF_NEAR + o);
+    if (!c->far_pf)
+        return;
+    for (o = 0; o < 64u * sz; o += 64u) {
+        const size_t q = (size_t)j * sz + RMSI_BWD_PF_FAR + o;
+        if (q < rb) {
+            _mm_prefetch(b->x + q, _MM_HINT_T1);
+            _mm_prefetch(b->dy + q, _MM_HINT_T1);
+        } else if (nx != NULL && q - rb < rb) {
+            _mm_prefetch(nx + (q - rb), _MM_HINT_T1);
+            _mm_prefetch(ndy + (q - rb), _MM_HINT_T1);
+        }
+    }
 }
 
 /*

@@ -14,6 +14,11 @@
  *    integer RNE path when absent (and for vectors with fp32 subnormals, which
  *    the instruction flushes). RMSNORM_AVX512_BF16=0 forces the integer path so
  *    that it can be tested on a CPU that has the extension.
+ *  - The backward's far prefetch (simd/bwd_rows.h rmsi_bwd_pf_step): on by
+ *    default on AMD CPU family 26 (Zen 5) and later, the only cores where it
+ *    was measured to pay (docs/perf/cpu.md, session 65; the Xeon VM lost
+ *    7-15% with it in session 63). RMSNORM_AVX512_BWD_FAR_PF=0 or 1 forces
+ *    it off or on. A prefetch changes no result.
  *  - F16C / AVX512-FP16: not needed. AVX512F itself has the zmm forms of
  *    VCVTPH2PS / VCVTPS2PH, whose RNE rounding (imm 0) and NaN rule equal
  *    ref/formats.h bit for bit; AVX512-FP16's arithmetic is not used because
@@ -34,6 +39,7 @@
 #endif
 
 int rmsi_avx512_has_bf16 = 0;
+int rmsi_avx512_bwd_far_pf = 0;
 
 #define RMSI_AVX512_CAPS                                                                         \
     (RMSNORM_CAP_F32 | RMSNORM_CAP_F16 | RMSNORM_CAP_BF16 | RMSNORM_CAP_FORWARD |                \
@@ -100,10 +106,34 @@ static int detect(int *bf16)
     }
     return 1;
 }
+
+/* 1 on AMD family 26 (Zen 5) and later: CPUID.0's vendor, CPUID.1:EAX's
+ * family (the base, plus the extended one when the base is 0xF). */
+static int far_pf_default(void)
+{
+    unsigned a, b, c, d;
+
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    /* "AuthenticAMD" in EBX, EDX, ECX */
+    if (b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u)
+        return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    unsigned fam = (a >> 8) & 0xfu;
+    if (fam == 0xfu)
+        fam += (a >> 20) & 0xffu;
+    return fam >= 0x1au;
+}
 #else
 static int detect(int *bf16)
 {
     *bf16 = 0;
+    return 0;
+}
+
+static int far_pf_default(void)
+{
     return 0;
 }
 #endif
@@ -115,11 +145,16 @@ static void init(void)
 {
     int bf16 = 0;
     const char *v = getenv("RMSNORM_AVX512_BF16");
+    const char *f = getenv("RMSNORM_AVX512_BWD_FAR_PF");
 
     avx512_ok = detect(&bf16);
     if (v != NULL && strcmp(v, "0") == 0)
         bf16 = 0;
     rmsi_avx512_has_bf16 = bf16;
+    if (f != NULL && (strcmp(f, "0") == 0 || strcmp(f, "1") == 0))
+        rmsi_avx512_bwd_far_pf = f[0] == '1';
+    else
+        rmsi_avx512_bwd_far_pf = avx512_ok && far_pf_default();
 }
 
 const rmsnorm_backend *rmsi_avx512_backend(void)

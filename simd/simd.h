@@ -15,6 +15,7 @@
 /* Set once by cpu_x86.c before the table is published: 1 when the CPU has
  * AVX512-BF16 (VCVTNEPS2BF16 is then used for bf16 stores). */
 extern int rmsi_avx512_has_bf16;
+extern int rmsi_avx512_bwd_far_pf; /* the backward's far prefetch (cpu_x86.c) */
 
 rmsnorm_status rmsi_avx512_forward(const rmsnorm_forward_args *a, void *stream);
 rmsnorm_status rmsi_avx512_backward(const rmsnorm_backward_args *a, void *stream);
