@@ -43,7 +43,7 @@ BWD_HW_W(bwd_bf16hw_bf16_s, RMSNORM_BF16, 1)
 
 /* one: rows off a cache line (simd/backward.c); the wide sweeps have one
  * form for both */
-#define BWD_HW_PICK(a)                                                         \
+#define BWD_HW_PICK(a)                                                          \
     (simple ? (rmsi_kern){ one ? a##_s1 : a##_s, a##_s_w } : (rmsi_kern){ a, a##_w })
 
 rmsi_kern rmsi_bwd_bf16hw_pick(int wk, int simple, int one)

@@ -17,7 +17,7 @@
  * columns or more two rows a sweep (rmsi_bwd_rows_pipe2, session 42: one
  * pass of the partial and the weights for two rows). The pipelined sweeps
  * prefetch a short way ahead of the row they read from memory
- * (rmsi_bwd_pf_near).
+ * (rmsi_bwd_pf_step).
  */
 #ifndef RMSNORM_SIMD_BWD_ROWS_H
 #define RMSNORM_SIMD_BWD_ROWS_H
@@ -251,10 +251,7 @@ static inline int rmsi_bwd_eo(rmsnorm_dtype t, int simple)
 RMSI_INLINE rmsi_eo rmsi_bwd_weff_eo(const rmsi_bwd_k *c, int64_t j, rmsi_mask32 m, int full, int wk)
 {
     rmsi_eo wv;
-    if (wk == RMSNORM_F32)
-        rmsi_f32_load_eo(c->w + (size_t)j * 4u, m, full, &wv.e, &wv.o);
-    else
-        rmsi_bf16_load_eo(c->w + (size_t)j * 2u, m, full, &wv.e, &wv.o);
+    rmsi_w_load_eo(c->w, wk, j, m, full, &wv.e, &wv.o);
     wv.e = _mm512_add_ps(wv.e, c->off);
     wv.o = _mm512_add_ps(wv.o, c->off);
     return wv;
@@ -555,22 +552,31 @@ RMSI_INLINE void rmsi_bwd_prefetch64(const char *pfx, const char *pfdy, size_t x
 #define RMSI_BWD_PF_FAR ((size_t)4096)
 
 /* The line at byte q of row b's x and dy, or past b's rb bytes, of the row
- * after it (nx, ndy; NULL: none). */
-RMSI_INLINE void rmsi_bwd_pf_near(const rmsi_bwd_row *b, const char *nx, const char *ndy, size_t rb,
-                                  size_t q)
+ * after it (nx, ndy; NULL: none): into L1, or into L2 when l2 (the far
+ * prefetch; a compile-time constant at each call). */
+RMSI_INLINE void rmsi_bwd_pf_line(const rmsi_bwd_row *b, const char *nx, const char *ndy, size_t rb,
+                                  size_t q, int l2)
 {
-    if (q < rb) {
-        _mm_prefetch(b->x + q, _MM_HINT_T0);
-        _mm_prefetch(b->dy + q, _MM_HINT_T0);
-    } else if (nx != NULL) {
-        _mm_prefetch(nx + (q - rb), _MM_HINT_T0);
-        _mm_prefetch(ndy + (q - rb), _MM_HINT_T0);
+    const char *px = b->x + q, *pdy = b->dy + q;
+
+    if (q >= rb) {
+        if (nx == NULL)
+            return;
+        px = nx + (q - rb);
+        pdy = ndy + (q - rb);
+    }
+    if (l2) {
+        _mm_prefetch(px, _MM_HINT_T1);
+        _mm_prefetch(pdy, _MM_HINT_T1);
+    } else {
+        _mm_prefetch(px, _MM_HINT_T0);
+        _mm_prefetch(pdy, _MM_HINT_T0);
     }
 }
 
 /* The prefetch of one 64-column step at j of row b (sz bytes an element; nx,
  * ndy: the row after b, NULL: none). Calls that are not streamed fit the L3
- * and keep the row after b one row ahead into L2: rmsi_bwd_pf_near made
+ * and keep the row after b one row ahead into L2: its near prefetch made
  * cached bf16 512x4096 (hot in the L3) 19% slower. Not rows of more than
  * one sum segment (session 61, this VM only): one row ahead is over 32 KiB
  * for each of x and dy there (256 KiB in fp32 rows of 65536), and with rows
@@ -588,19 +594,11 @@ RMSI_INLINE void rmsi_bwd_pf_step(const rmsi_bwd_ctx *c, const rmsi_bwd_row *b, 
     }
     const size_t rb = (size_t)c->cols * sz;
     for (o = 0; o < 64u * sz; o += 64u)
-        rmsi_bwd_pf_near(b, nx, ndy, rb, (size_t)j * sz + RMSI_BWD_PF_NEAR + o);
+        rmsi_bwd_pf_line(b, nx, ndy, rb, (size_t)j * sz + RMSI_BWD_PF_NEAR + o, 0);
     if (!c->far_pf)
         return;
-    for (o = 0; o < 64u * sz; o += 64u) {
-        const size_t q = (size_t)j * sz + RMSI_BWD_PF_FAR + o;
-        if (q < rb) {
-            _mm_prefetch(b->x + q, _MM_HINT_T1);
-            _mm_prefetch(b->dy + q, _MM_HINT_T1);
-        } else if (nx != NULL && q - rb < rb) {
-            _mm_prefetch(nx + (q - rb), _MM_HINT_T1);
-            _mm_prefetch(ndy + (q - rb), _MM_HINT_T1);
-        }
-    }
+    for (o = 0; o < 64u * sz; o += 64u)
+        rmsi_bwd_pf_line(b, nx, ndy, rb, (size_t)j * sz + RMSI_BWD_PF_FAR + o, 1);
 }
 
 /*
@@ -610,7 +608,7 @@ RMSI_INLINE void rmsi_bwd_pf_step(const rmsi_bwd_ctx *c, const rmsi_bwd_row *b, 
  * g * n in rmsi_bwd_dot_eo's order; a's dx and products are rmsi_bwd_out_eo's,
  * so no bit changes. dx rows must need no alignment head for the
  * non-temporal stores. pfx, pfdy: row a + 2 (NULL: none), for
- * rmsi_bwd_pf_near. wt: w + weight_offset widened in even/odd form
+ * rmsi_bwd_pf_step. wt: w + weight_offset widened in even/odd form
  * (rmsi_wtab_eo), or NULL.
  */
 RMSI_INLINE float rmsi_bwd_fused_eo(const rmsi_bwd_ctx *c, const rmsi_bwd_row *a,
@@ -692,7 +690,7 @@ RMSI_INLINE void rmsi_bwd_row_at(const rmsi_bwd_ctx *c, int64_t r, rmsi_bwd_row 
 /* Row a's dx sweep (dx and its dweight products, rmsi_bwd_out's) with row
  * b's dot sweep (rmsi_bwd_dot's blocks, accumulators, segments and order)
  * alongside, 64 columns a step; returns b's sum of g * n. pfx, pfdy: the row
- * after b (NULL: none), for rmsi_bwd_pf_near. For the simple calls of the
+ * after b (NULL: none), for rmsi_bwd_pf_step. For the simple calls of the
  * ordered form (f32, f16, bf16 with an f32 weight); streamed dx rows must
  * need no alignment head. Session 60, cold f32 16384x4096 and 8192x8192 on
  * two threads: 0.89-0.97 of the 2r1w_nt probe, against 0.85-0.92 for two
@@ -892,7 +890,7 @@ RMSI_INLINE void rmsi_bwd_rows_pipe(const rmsi_bwd_ctx *c, int64_t r0, int64_t r
  * way), 2048 level, 3072-8192 6-17% faster; f16 rows 3-5% slower at
  * 1024-8192 (their conversions, not L2, bound them): they stay single.
  * Streamed calls stay single too: the pairs' prefetch (rows after b, one
- * row ahead into L2) is the one rmsi_bwd_pf_near replaced. So do rows of
+ * row ahead into L2) is the one rmsi_bwd_pf_step replaced. So do rows of
  * more than one sum segment: rmsi_bwd_pipe2 sums its dots as one. */
 #define RMSI_BWD_PAIR_COLS 2048
 

@@ -181,8 +181,8 @@ RMSI_INLINE void rmsi_fwd_store(const rmsi_fwd_ctx *c, const rmsi_fwd_row *w, in
 #define RMSI_FWD_WT_COLS 4096
 #define RMSI_FWD_WT_ROWS 4
 
-/* The table itself: cols (<= RMSI_FWD_WT_COLS) weights at w, bf16 or (the
- * backward's) fp32 as wk says. */
+/* The table itself: cols (<= RMSI_FWD_WT_COLS) weights at w, bf16 or fp32
+ * as wk says. */
 RMSI_INLINE const float *rmsi_wtab_eo(const char *w, int wk, float offset, int64_t cols, float *tab)
 {
     const __m512 off = _mm512_set1_ps(offset);
@@ -192,10 +192,7 @@ RMSI_INLINE const float *rmsi_wtab_eo(const char *w, int wk, float offset, int64
         const int full = j + 32 <= cols;
         const rmsi_mask32 m = full ? 0 : rmsi_vmask32(cols - j);
         __m512 we, wo;
-        if (wk == RMSNORM_F32)
-            rmsi_f32_load_eo(w + (size_t)j * 4u, m, full, &we, &wo);
-        else
-            rmsi_bf16_load_eo(w + (size_t)j * 2u, m, full, &we, &wo);
+        rmsi_w_load_eo(w, wk, j, m, full, &we, &wo);
         _mm512_store_ps(tab + j, _mm512_add_ps(we, off));
         _mm512_store_ps(tab + j + 16, _mm512_add_ps(wo, off));
     }

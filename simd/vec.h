@@ -206,6 +206,17 @@ RMSI_INLINE void rmsi_f32_load_eo(const void *p, rmsi_mask32 m, int full, __m512
     *o = _mm512_permutex2var_ps(lo, io, hi);
 }
 
+/* The 32 weights at column j of w, bf16 or fp32 as wk says, in even/odd form
+ * (m: the lanes read, others 0). */
+RMSI_INLINE void rmsi_w_load_eo(const char *w, int wk, int64_t j, rmsi_mask32 m, int full, __m512 *e,
+                                __m512 *o)
+{
+    if (wk == RMSNORM_F32)
+        rmsi_f32_load_eo(w + (size_t)j * 4u, m, full, e, o);
+    else
+        rmsi_bf16_load_eo(w + (size_t)j * 2u, m, full, e, o);
+}
+
 /* 32 bf16 at p in even/odd form from one load: gcc otherwise folds the load
  * into both the shift and the and, two loads of the same 64 bytes. Where rows
  * do not start on a cache line each of those loads spans two lines, and one
